@@ -1,0 +1,136 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/tarnhq/tarn/catalog"
+)
+
+// LoadPointer implements catalog.Store.
+func (s *Store) LoadPointer(ctx context.Context, id catalog.Ident, kind catalog.Kind) (p catalog.Pointer, err error) {
+	if err := checkCtx(ctx); err != nil {
+		return p, err
+	}
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		r, ok, err := getPointer(tx, id)
+		if err != nil {
+			return err
+		}
+		if !ok || r.Kind != kind {
+			return fmt.Errorf("%w: %s", kind.NotFound(), id)
+		}
+		p = catalog.Pointer(r)
+		return nil
+	})
+	return p, err
+}
+
+// ListPointers implements catalog.Store.
+func (s *Store) ListPointers(ctx context.Context, ns catalog.Namespace, kind catalog.Kind, page catalog.Page) (out []catalog.Ident, next string, err error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, "", err
+	}
+	prefix := append(nsKey(ns), nameSep)
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		if !namespaceExists(tx, ns) {
+			return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, ns)
+		}
+		b := tx.Bucket(bucketPointers)
+		ofKind := func(k []byte) bool {
+			r, ok, err := getPointer(tx, identFromKey(k))
+			return err == nil && ok && r.Kind == kind
+		}
+		next, err = scan(b, prefix, page, ofKind, func(k, _ []byte) error {
+			out = append(out, identFromKey(k))
+			return nil
+		})
+		return err
+	})
+	return out, next, err
+}
+
+func identFromKey(k []byte) catalog.Ident {
+	i := bytes.IndexByte(k, nameSep)
+	return catalog.Ident{Namespace: decodeNS(k[:i]), Name: string(k[i+1:])}
+}
+
+// CommitPointers implements catalog.Store.
+func (s *Store) CommitPointers(ctx context.Context, changes []catalog.PointerChange) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		for _, c := range changes {
+			cur, ok, err := getPointer(tx, c.Ident)
+			if err != nil {
+				return err
+			}
+			switch {
+			case c.ExpectedVersion == 0 && ok:
+				return fmt.Errorf("%w: %s", cur.Kind.AlreadyExists(), c.Ident)
+			case c.ExpectedVersion == 0 && !namespaceExists(tx, c.Ident.Namespace):
+				return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, c.Ident.Namespace)
+			case c.ExpectedVersion != 0 && (!ok || cur.Kind != c.Kind):
+				return fmt.Errorf("%w: %w: %s was dropped", catalog.ErrCommitFailed, c.Kind.NotFound(), c.Ident)
+			case c.ExpectedVersion != 0 && cur.Version != c.ExpectedVersion:
+				return fmt.Errorf("%w: %s moved from version %d to %d", catalog.ErrCommitFailed, c.Ident, c.ExpectedVersion, cur.Version)
+			}
+			next := pointerRecord{Kind: c.Kind, MetadataLocation: c.MetadataLocation, Version: c.ExpectedVersion + 1}
+			if err := putPointer(tx, c.Ident, next); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DropPointer implements catalog.Store.
+func (s *Store) DropPointer(ctx context.Context, id catalog.Ident, kind catalog.Kind) (p catalog.Pointer, err error) {
+	if err := checkCtx(ctx); err != nil {
+		return p, err
+	}
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		r, ok, err := getPointer(tx, id)
+		if err != nil {
+			return err
+		}
+		if !ok || r.Kind != kind {
+			return fmt.Errorf("%w: %s", kind.NotFound(), id)
+		}
+		p = catalog.Pointer(r)
+		return tx.Bucket(bucketPointers).Delete(pointerKey(id))
+	})
+	return p, err
+}
+
+// RenamePointer implements catalog.Store.
+func (s *Store) RenamePointer(ctx context.Context, from, to catalog.Ident, kind catalog.Kind) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		r, ok, err := getPointer(tx, from)
+		if err != nil {
+			return err
+		}
+		if !ok || r.Kind != kind {
+			return fmt.Errorf("%w: %s", kind.NotFound(), from)
+		}
+		if !namespaceExists(tx, to.Namespace) {
+			return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, to.Namespace)
+		}
+		if cur, ok, err := getPointer(tx, to); err != nil {
+			return err
+		} else if ok {
+			return fmt.Errorf("%w: %s", cur.Kind.AlreadyExists(), to)
+		}
+		if err := tx.Bucket(bucketPointers).Delete(pointerKey(from)); err != nil {
+			return err
+		}
+		return putPointer(tx, to, r)
+	})
+}

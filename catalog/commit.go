@@ -1,0 +1,251 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// maxCommitAttempts bounds server-side retries of a commit that lost the
+// pointer swap but whose requirements still hold against the new head.
+// Each retry re-reads and re-validates, so only genuinely compatible
+// commits are rebased; 16 covers heavy contention on one table without
+// letting a request spin.
+const maxCommitAttempts = 16
+
+// TableCommit is one table's part of a commit: requirements checked against
+// the current metadata, then updates applied with iceberg-go's
+// MetadataBuilder (REST spec CommitTableRequest).
+type TableCommit struct {
+	Ident        Ident
+	Requirements []table.Requirement
+	Updates      []table.Update
+}
+
+// CommitTable applies one table commit (REST updateTable) and returns the
+// new state. A table that does not exist is created when the requirements
+// hold assert-create (the second half of a staged create).
+//
+// Errors: ErrNoSuchTable; ErrCommitFailed (a requirement failed; 409);
+// ErrInvalidArgument (an update cannot be applied; 400);
+// ErrCommitStateUnknown (the store failed in a way that leaves the outcome
+// unknown; 500).
+func (c *Catalog) CommitTable(ctx context.Context, wh *Warehouse, tc TableCommit) (*LoadedTable, error) {
+	out, err := c.commitTables(ctx, wh, []TableCommit{tc})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// CommitTransaction applies commits to several tables atomically (REST
+// commitTransaction): every table changes or none does. Errors as CommitTable;
+// ErrInvalidArgument when a table appears twice.
+func (c *Catalog) CommitTransaction(ctx context.Context, wh *Warehouse, commits []TableCommit) error {
+	if len(commits) == 0 {
+		return fmt.Errorf("%w: transaction has no table changes", ErrInvalidArgument)
+	}
+	for i := range commits {
+		for j := range i {
+			if commits[i].Ident.Equal(commits[j].Ident) {
+				return fmt.Errorf("%w: table %s appears twice in one transaction", ErrInvalidArgument, commits[i].Ident)
+			}
+		}
+	}
+	_, err := c.commitTables(ctx, wh, commits)
+	return err
+}
+
+type stagedCommit struct {
+	change PointerChange
+	base   table.Metadata // nil for a create
+	next   table.Metadata
+	js     []byte
+	noop   bool
+}
+
+func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []TableCommit) ([]*LoadedTable, error) {
+	for _, tc := range commits {
+		if err := tc.Ident.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		staged := make([]stagedCommit, 0, len(commits))
+		var written []string
+		for _, tc := range commits {
+			s, err := c.stage(ctx, wh, tc)
+			if err != nil {
+				c.removeFiles(ctx, wh, written)
+				if errors.Is(err, ErrCommitFailed) {
+					commitConflictsTotal.Inc()
+				}
+				return nil, err
+			}
+			if !s.noop {
+				if s.change.MetadataLocation, err = c.writeTableMetadata(ctx, wh, s.next, s.js, nextMetadataVersion(s.change.MetadataLocation, s.change.ExpectedVersion)); err != nil {
+					c.removeFiles(ctx, wh, written)
+					return nil, err
+				}
+				written = append(written, s.change.MetadataLocation)
+			}
+			staged = append(staged, s)
+		}
+		var changes []PointerChange
+		for _, s := range staged {
+			if !s.noop {
+				changes = append(changes, s.change)
+			}
+		}
+		err := error(nil)
+		if len(changes) > 0 {
+			err = c.store.CommitPointers(ctx, changes)
+		}
+		if err == nil {
+			commitsTotal.Add(float64(len(changes)))
+			out := make([]*LoadedTable, len(staged))
+			for i, s := range staged {
+				if !s.noop && s.base != nil {
+					c.deleteOldMetadata(ctx, wh, s.base, s.next)
+				}
+				v := s.change.ExpectedVersion
+				if !s.noop {
+					v++
+				}
+				out[i] = &LoadedTable{Ident: s.change.Ident, MetadataLocation: s.change.MetadataLocation, MetadataJSON: s.js, Version: v}
+			}
+			return out, nil
+		}
+		err = c.abandon(ctx, wh, err, written...)
+		if !errors.Is(err, ErrCommitFailed) || attempt == maxCommitAttempts {
+			if errors.Is(err, ErrCommitFailed) {
+				commitConflictsTotal.Inc()
+			}
+			return nil, err
+		}
+		// Lost the swap to a concurrent commit: go round again, re-reading
+		// each head and re-checking requirements against it. A commit whose
+		// requirements no longer hold fails in stage with ErrCommitFailed.
+		commitRetriesTotal.Inc()
+		c.log.Debug("commit lost pointer swap; rebasing", "attempt", attempt, "err", err)
+	}
+}
+
+func (c *Catalog) removeFiles(ctx context.Context, wh *Warehouse, locs []string) {
+	for _, loc := range locs {
+		if err := wh.Remove(ctx, loc); err != nil {
+			c.log.Warn("remove unused metadata file", "location", loc, "err", err)
+		}
+	}
+}
+
+// stage reads the head of tc's table, checks the requirements and builds
+// the next metadata (not yet written).
+func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit) (stagedCommit, error) {
+	s := stagedCommit{change: PointerChange{Ident: tc.Ident, Kind: KindTable}}
+	p, err := c.store.LoadPointer(ctx, tc.Ident, KindTable)
+	switch {
+	case errors.Is(err, ErrNoSuchTable):
+		if !slices.ContainsFunc(tc.Requirements, isAssertCreate) {
+			return s, err
+		}
+	case err != nil:
+		return s, err
+	default:
+		js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
+		if err != nil {
+			return s, fmt.Errorf("read metadata of %s: %w", tc.Ident, err)
+		}
+		if s.base, err = table.ParseMetadataBytes(js); err != nil {
+			return s, fmt.Errorf("parse metadata of %s at %s: %w", tc.Ident, p.MetadataLocation, err)
+		}
+		s.change.ExpectedVersion, s.change.MetadataLocation = p.Version, p.MetadataLocation
+		s.js = js
+	}
+	for _, r := range tc.Requirements {
+		if err := r.Validate(s.base); err != nil {
+			return s, fmt.Errorf("%w: %s: %v", ErrCommitFailed, tc.Ident, err)
+		}
+	}
+	if s.base != nil && len(tc.Updates) == 0 {
+		s.noop = true
+		return s, nil
+	}
+	if s.next, err = applyUpdates(s.base, s.change.MetadataLocation, tc.Updates); err != nil {
+		return s, fmt.Errorf("%w: %s: %v", ErrInvalidArgument, tc.Ident, err)
+	}
+	if s.base == nil {
+		if err := c.checkNameFree(ctx, tc.Ident); err != nil {
+			return s, err
+		}
+		if _, err := c.store.LoadNamespace(ctx, tc.Ident.Namespace); err != nil {
+			return s, err
+		}
+	}
+	if err := wh.checkLocation("table location", s.next.Location()); err != nil {
+		return s, err
+	}
+	if s.js, err = json.Marshal(s.next); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func isAssertCreate(r table.Requirement) bool { return r.GetType() == "assert-create" }
+
+// applyUpdates applies updates to base with iceberg-go's MetadataBuilder.
+// For a create (base nil) the builder starts empty: at the format version of
+// the first upgrade-format-version update if any (so that update is an
+// upgrade, not a downgrade), else at 2, the spec's default; a fresh table
+// UUID is set first so assign-uuid, if present, overrides it.
+func applyUpdates(base table.Metadata, baseLoc string, updates []table.Update) (table.Metadata, error) {
+	if base != nil {
+		return table.UpdateTableMetadata(base, updates, baseLoc)
+	}
+	version := 2
+	for _, u := range updates {
+		if u.Action() == table.UpdateUpgradeFormatVersion {
+			version = 1
+			break
+		}
+	}
+	b, err := table.NewMetadataBuilder(version)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.SetUUID(uuid.New()); err != nil {
+		return nil, err
+	}
+	for _, u := range updates {
+		if err := u.Apply(b); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
+
+// deleteOldMetadata removes metadata files that dropped out of the metadata
+// log when write.metadata.delete-after-commit.enabled is true (the log is
+// trimmed to write.metadata.previous-versions-max by the builder), as Java's
+// and iceberg-go's own catalogs do after a commit.
+func (c *Catalog) deleteOldMetadata(ctx context.Context, wh *Warehouse, base, next table.Metadata) {
+	if !next.Properties().GetBool(table.MetadataDeleteAfterCommitEnabledKey, table.MetadataDeleteAfterCommitEnabledDefault) {
+		return
+	}
+	kept := map[string]bool{}
+	for e := range next.PreviousFiles() {
+		kept[e.MetadataFile] = true
+	}
+	for e := range base.PreviousFiles() {
+		if !kept[e.MetadataFile] && wh.Contains(e.MetadataFile) {
+			if err := wh.Remove(ctx, e.MetadataFile); err != nil {
+				c.log.Warn("delete old metadata file", "location", e.MetadataFile, "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package catalog
+
+import "context"
+
+// Kind tells a table pointer from a view pointer; both share one
+// identifier space.
+type Kind uint8
+
+const (
+	// KindTable is an Iceberg table.
+	KindTable Kind = iota + 1
+	// KindView is an Iceberg view.
+	KindView
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindTable:
+		return "table"
+	case KindView:
+		return "view"
+	}
+	return "unknown"
+}
+
+// Pointer is what the store keeps per table or view: the location of its
+// current metadata file and a version that grows by one with every swap.
+type Pointer struct {
+	Kind             Kind
+	MetadataLocation string
+	// Version is 1 after create and grows by one per commit; compare-and-swap
+	// compares it.
+	Version int64
+}
+
+// PointerChange is one compare-and-swap of a transaction.
+type PointerChange struct {
+	Ident Ident
+	Kind  Kind
+	// ExpectedVersion is the version the change was planned on; 0 creates
+	// the pointer, which then must not exist (as a table or a view).
+	ExpectedVersion int64
+	// MetadataLocation is the new metadata file.
+	MetadataLocation string
+}
+
+// Page asks for one page of a listing.
+type Page struct {
+	// Token is the opaque next-page-token of the previous page; empty for the first.
+	Token string
+	// Size is the most entries to return; 0 returns all.
+	Size int
+}
+
+// Store keeps namespaces and table/view pointers. It knows nothing about
+// Iceberg metadata: the Catalog above it owns those semantics. Every method
+// is atomic; implementations are bolt (embedded default) and, later,
+// PostgreSQL. Every backend runs catalog/storetest.
+type Store interface {
+	// CreateNamespace creates ns with props. Errors: ErrNamespaceAlreadyExists;
+	// ErrNoSuchNamespace when ns has a parent that does not exist.
+	CreateNamespace(ctx context.Context, ns Namespace, props map[string]string) error
+	// LoadNamespace returns ns's properties (never nil). Errors: ErrNoSuchNamespace.
+	LoadNamespace(ctx context.Context, ns Namespace) (map[string]string, error)
+	// ListNamespaces lists the direct children of parent (top-level
+	// namespaces when parent is empty) in key order, and the token of the
+	// next page ("" on the last). Errors: ErrNoSuchNamespace for a missing parent.
+	ListNamespaces(ctx context.Context, parent Namespace, page Page) ([]Namespace, string, error)
+	// UpdateNamespaceProperties removes then sets properties and returns the
+	// removals that were present and those that were missing.
+	// Errors: ErrNoSuchNamespace.
+	UpdateNamespaceProperties(ctx context.Context, ns Namespace, removals []string, updates map[string]string) (removed, missing []string, err error)
+	// DropNamespace removes an empty namespace. Errors: ErrNoSuchNamespace,
+	// ErrNamespaceNotEmpty (it holds tables, views or child namespaces).
+	DropNamespace(ctx context.Context, ns Namespace) error
+
+	// LoadPointer returns the pointer of ident if it is of kind. Errors:
+	// ErrNoSuchTable or ErrNoSuchView (by kind), also when ident is of the other kind.
+	LoadPointer(ctx context.Context, ident Ident, kind Kind) (Pointer, error)
+	// ListPointers lists the identifiers of kind in ns, by name, paged.
+	// Errors: ErrNoSuchNamespace.
+	ListPointers(ctx context.Context, ns Namespace, kind Kind, page Page) ([]Ident, string, error)
+	// CommitPointers applies all changes or none. Errors: ErrCommitFailed
+	// wrapped when a version differs; ErrTableAlreadyExists or
+	// ErrViewAlreadyExists when a create finds the identifier taken;
+	// ErrNoSuchNamespace when a create's namespace does not exist.
+	CommitPointers(ctx context.Context, changes []PointerChange) error
+	// DropPointer removes ident's pointer if it is of kind and returns it.
+	// Errors: ErrNoSuchTable / ErrNoSuchView.
+	DropPointer(ctx context.Context, ident Ident, kind Kind) (Pointer, error)
+	// RenamePointer moves a pointer of kind to a new identifier. Errors:
+	// ErrNoSuchTable / ErrNoSuchView for from; ErrNoSuchNamespace for to's
+	// namespace; ErrTableAlreadyExists / ErrViewAlreadyExists when to is taken.
+	RenamePointer(ctx context.Context, from, to Ident, kind Kind) error
+}
+
+// NotFound returns the not-found sentinel of kind.
+func (k Kind) NotFound() error {
+	if k == KindView {
+		return ErrNoSuchView
+	}
+	return ErrNoSuchTable
+}
+
+// AlreadyExists returns the already-exists sentinel of kind.
+func (k Kind) AlreadyExists() error {
+	if k == KindView {
+		return ErrViewAlreadyExists
+	}
+	return ErrTableAlreadyExists
+}

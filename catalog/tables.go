@@ -1,0 +1,256 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/tarnhq/tarn/spec"
+)
+
+// LoadedTable is a table's current state as the REST API returns it.
+type LoadedTable struct {
+	Ident Ident
+	// MetadataLocation is "" for a staged create.
+	MetadataLocation string
+	// MetadataJSON is the metadata file's JSON (uncompressed).
+	MetadataJSON []byte
+	// Version is the pointer version; 0 for a staged create.
+	Version int64
+}
+
+// LoadTable returns the current metadata of a table (REST loadTable).
+// Errors: ErrNoSuchTable (also when ident names a view), ErrInvalidArgument.
+func (c *Catalog) LoadTable(ctx context.Context, wh *Warehouse, id Ident) (*LoadedTable, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := c.store.LoadPointer(ctx, id, KindTable)
+	if err != nil {
+		return nil, err
+	}
+	js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
+	if err != nil {
+		return nil, fmt.Errorf("read metadata of %s at %s: %w", id, p.MetadataLocation, err)
+	}
+	return &LoadedTable{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version}, nil
+}
+
+// TableExists reports whether a table (not a view) has this identifier.
+func (c *Catalog) TableExists(ctx context.Context, id Ident) (bool, error) {
+	if err := id.Validate(); err != nil {
+		return false, err
+	}
+	_, err := c.store.LoadPointer(ctx, id, KindTable)
+	if errors.Is(err, ErrNoSuchTable) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ListTables lists the tables of ns, paged. Errors: ErrNoSuchNamespace.
+func (c *Catalog) ListTables(ctx context.Context, ns Namespace, page Page) ([]Ident, string, error) {
+	if err := ns.Validate(); err != nil {
+		return nil, "", err
+	}
+	return c.store.ListPointers(ctx, ns, KindTable, page)
+}
+
+// CreateTable creates a table from req in ns (REST createTable), assigning
+// fresh field, spec and sort-order ids as the spec requires. The location
+// is req.Location if it lies inside the warehouse, else a new one under it.
+// With req.StageCreate nothing is persisted: the result carries metadata
+// for a later commit with assert-create. Errors: ErrInvalidArgument,
+// ErrNoSuchNamespace, ErrTableAlreadyExists, ErrViewAlreadyExists.
+func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, req spec.CreateTableRequest) (*LoadedTable, error) {
+	id := Ident{Namespace: ns, Name: req.Name}
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if req.Schema == nil {
+		return nil, fmt.Errorf("%w: create table %s: schema is required", ErrInvalidArgument, id)
+	}
+	nsProps, err := c.store.LoadNamespace(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkNameFree(ctx, id); err != nil {
+		return nil, err
+	}
+	loc := req.Location
+	if loc == "" {
+		loc = wh.newLocation(id, nsProps)
+	} else if err := wh.checkLocation("table location", loc); err != nil {
+		return nil, err
+	}
+	sortOrder := table.UnsortedSortOrder
+	if req.WriteOrder != nil {
+		sortOrder = *req.WriteOrder
+	}
+	md, err := table.NewMetadata(req.Schema, req.PartitionSpec, sortOrder, loc, iceberg.Properties(req.Properties))
+	if err != nil {
+		return nil, fmt.Errorf("%w: create table %s: %v", ErrInvalidArgument, id, err)
+	}
+	js, err := json.Marshal(md)
+	if err != nil {
+		return nil, err
+	}
+	if req.StageCreate {
+		return &LoadedTable{Ident: id, MetadataJSON: js}, nil
+	}
+	mloc, err := c.writeTableMetadata(ctx, wh, md, js, 0)
+	if err != nil {
+		return nil, err
+	}
+	err = c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindTable, MetadataLocation: mloc}})
+	if err != nil {
+		return nil, c.abandon(ctx, wh, err, mloc)
+	}
+	return &LoadedTable{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
+}
+
+// checkNameFree returns the already-exists error of whatever holds id.
+func (c *Catalog) checkNameFree(ctx context.Context, id Ident) error {
+	for _, k := range []Kind{KindTable, KindView} {
+		if _, err := c.store.LoadPointer(ctx, id, k); err == nil {
+			return fmt.Errorf("%w: %s", k.AlreadyExists(), id)
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTableMetadata writes md durably as metadata file number version
+// under md's location (or write.metadata.path) and returns its location.
+func (c *Catalog) writeTableMetadata(ctx context.Context, wh *Warehouse, md table.Metadata, js []byte, version int) (string, error) {
+	return writeMetadataFile(ctx, wh, md.Location(), md.Properties(), js, version)
+}
+
+// writeMetadataFile writes table or view metadata JSON durably as
+// <location>/metadata/<version>-<uuid>[.codec].metadata.json (iceberg-go's
+// location provider, which honours write.metadata.path and
+// write.metadata.compression-codec) and returns the file's location.
+// Errors wrap ErrInvalidArgument when a location is outside the warehouse.
+func writeMetadataFile(ctx context.Context, wh *Warehouse, location string, props iceberg.Properties, js []byte, version int) (string, error) {
+	if err := wh.checkLocation("location", location); err != nil {
+		return "", err
+	}
+	provider, err := table.LoadLocationProvider(location, props)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	mloc, err := provider.NewTableMetadataFileLocation(version)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	if err := wh.checkLocation("metadata location", mloc); err != nil {
+		return "", err
+	}
+	data, err := encodeMetadata(js, props.Get(table.MetadataCompressionKey, table.MetadataCompressionDefault))
+	if err != nil {
+		return "", err
+	}
+	if err := wh.WriteNew(ctx, mloc, data); err != nil {
+		return "", fmt.Errorf("write metadata %s: %w", mloc, err)
+	}
+	return mloc, nil
+}
+
+// abandon handles a failed pointer commit after new metadata files were
+// written. When the store says the commit certainly did not happen (a
+// catalog sentinel), the files are removed and err returned; otherwise the
+// files may be live, so they stay and the error becomes ErrCommitStateUnknown.
+func (c *Catalog) abandon(ctx context.Context, wh *Warehouse, err error, written ...string) error {
+	known := errors.Is(err, ErrConflict) || errors.Is(err, ErrAlreadyExists) || errors.Is(err, ErrNotFound) ||
+		errors.Is(err, ErrInvalidArgument) || errors.Is(err, context.Canceled)
+	if !known {
+		return fmt.Errorf("%w: %w", ErrCommitStateUnknown, err)
+	}
+	for _, loc := range written {
+		if rerr := wh.Remove(ctx, loc); rerr != nil {
+			c.log.Warn("remove abandoned metadata file", "location", loc, "err", rerr)
+		}
+	}
+	return err
+}
+
+// DropTable drops a table's pointer (REST dropTable); with purge it then
+// deletes every file the table's metadata references inside the warehouse
+// (data, delete, manifest, manifest-list, statistics and metadata files).
+// Errors: ErrNoSuchTable.
+func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge bool) error {
+	if err := id.Validate(); err != nil {
+		return err
+	}
+	p, err := c.store.DropPointer(ctx, id, KindTable)
+	if err != nil {
+		return err
+	}
+	if purge {
+		c.purgeTable(ctx, wh, id, p.MetadataLocation)
+	}
+	return nil
+}
+
+// RenameTable moves a table to a new identifier, possibly in another
+// namespace; its files stay where they are. Errors: ErrNoSuchTable,
+// ErrNoSuchNamespace, ErrTableAlreadyExists, ErrViewAlreadyExists.
+func (c *Catalog) RenameTable(ctx context.Context, from, to Ident) error {
+	return c.rename(ctx, from, to, KindTable)
+}
+
+func (c *Catalog) rename(ctx context.Context, from, to Ident, kind Kind) error {
+	if err := from.Validate(); err != nil {
+		return err
+	}
+	if err := to.Validate(); err != nil {
+		return err
+	}
+	return c.store.RenamePointer(ctx, from, to, kind)
+}
+
+// RegisterTable creates a table from an existing metadata file (REST
+// registerTable). The file and the table location must lie inside the
+// warehouse. With overwrite an existing table's pointer is replaced.
+// Errors: ErrInvalidArgument (outside the warehouse, unreadable or invalid
+// metadata), ErrNoSuchNamespace, ErrTableAlreadyExists.
+func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace, req spec.RegisterTableRequest) (*LoadedTable, error) {
+	id := Ident{Namespace: ns, Name: req.Name}
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if err := wh.checkLocation("metadata-location", req.MetadataLocation); err != nil {
+		return nil, err
+	}
+	js, err := wh.readMetadataJSON(ctx, req.MetadataLocation)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: metadata file %s does not exist", ErrInvalidArgument, req.MetadataLocation)
+	} else if err != nil {
+		return nil, err
+	}
+	md, err := table.ParseMetadataBytes(js)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is not valid table metadata: %v", ErrInvalidArgument, req.MetadataLocation, err)
+	}
+	if err := wh.checkLocation("table location", md.Location()); err != nil {
+		return nil, err
+	}
+	change := PointerChange{Ident: id, Kind: KindTable, MetadataLocation: req.MetadataLocation}
+	if req.Overwrite {
+		if cur, err := c.store.LoadPointer(ctx, id, KindTable); err == nil {
+			change.ExpectedVersion = cur.Version
+		} else if !errors.Is(err, ErrNoSuchTable) {
+			return nil, err
+		}
+	}
+	if err := c.store.CommitPointers(ctx, []PointerChange{change}); err != nil {
+		return nil, err
+	}
+	return &LoadedTable{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: change.ExpectedVersion + 1}, nil
+}

@@ -1,0 +1,212 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/view"
+
+	"github.com/tarnhq/tarn/spec"
+)
+
+// LoadedView is a view's current state as the REST API returns it.
+type LoadedView struct {
+	Ident            Ident
+	MetadataLocation string
+	MetadataJSON     []byte
+	Version          int64
+}
+
+// LoadView returns a view's current metadata (REST loadView). Errors:
+// ErrNoSuchView (also when ident names a table).
+func (c *Catalog) LoadView(ctx context.Context, wh *Warehouse, id Ident) (*LoadedView, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := c.store.LoadPointer(ctx, id, KindView)
+	if err != nil {
+		return nil, err
+	}
+	js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
+	if err != nil {
+		return nil, fmt.Errorf("read metadata of view %s at %s: %w", id, p.MetadataLocation, err)
+	}
+	return &LoadedView{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version}, nil
+}
+
+// ViewExists reports whether a view (not a table) has this identifier.
+func (c *Catalog) ViewExists(ctx context.Context, id Ident) (bool, error) {
+	if err := id.Validate(); err != nil {
+		return false, err
+	}
+	_, err := c.store.LoadPointer(ctx, id, KindView)
+	if errors.Is(err, ErrNoSuchView) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ListViews lists the views of ns, paged. Errors: ErrNoSuchNamespace.
+func (c *Catalog) ListViews(ctx context.Context, ns Namespace, page Page) ([]Ident, string, error) {
+	if err := ns.Validate(); err != nil {
+		return nil, "", err
+	}
+	return c.store.ListPointers(ctx, ns, KindView, page)
+}
+
+// CreateView creates a view (REST createView) with iceberg-go's view
+// MetadataBuilder. Errors: ErrInvalidArgument, ErrNoSuchNamespace,
+// ErrViewAlreadyExists, ErrTableAlreadyExists.
+func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, req spec.CreateViewRequest) (*LoadedView, error) {
+	id := Ident{Namespace: ns, Name: req.Name}
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if req.Schema == nil || req.ViewVersion == nil {
+		return nil, fmt.Errorf("%w: create view %s: schema and view-version are required", ErrInvalidArgument, id)
+	}
+	nsProps, err := c.store.LoadNamespace(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkNameFree(ctx, id); err != nil {
+		return nil, err
+	}
+	loc := req.Location
+	if loc == "" {
+		loc = wh.newLocation(id, nsProps)
+	} else if err := wh.checkLocation("view location", loc); err != nil {
+		return nil, err
+	}
+	b, err := view.NewMetadataBuilder()
+	if err != nil {
+		return nil, err
+	}
+	built, err := b.SetLoc(loc).SetCurrentVersion(req.ViewVersion, req.Schema).SetProperties(iceberg.Properties(req.Properties)).Build()
+	if err != nil {
+		return nil, fmt.Errorf("%w: create view %s: %v", ErrInvalidArgument, id, err)
+	}
+	js, err := json.Marshal(built.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	mloc, err := writeMetadataFile(ctx, wh, loc, built.Properties(), js, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: mloc}}); err != nil {
+		return nil, c.abandon(ctx, wh, err, mloc)
+	}
+	return &LoadedView{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
+}
+
+// ReplaceView applies a view commit (REST replaceView): requirements
+// (assert-view-uuid) are checked against the head, updates applied with
+// iceberg-go's view MetadataBuilder, and the pointer swapped; a lost swap
+// is retried while the requirements still hold. Errors: ErrNoSuchView,
+// ErrCommitFailed, ErrInvalidArgument, ErrCommitStateUnknown.
+func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs []view.Requirement, updates []view.Update) (*LoadedView, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		p, err := c.store.LoadPointer(ctx, id, KindView)
+		if err != nil {
+			return nil, err
+		}
+		js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
+		if err != nil {
+			return nil, fmt.Errorf("read metadata of view %s: %w", id, err)
+		}
+		base, err := view.ParseMetadataBytes(js)
+		if err != nil {
+			return nil, fmt.Errorf("parse metadata of view %s: %w", id, err)
+		}
+		for _, r := range reqs {
+			if err := r.Validate(base); err != nil {
+				commitConflictsTotal.Inc()
+				return nil, fmt.Errorf("%w: view %s: %v", ErrCommitFailed, id, err)
+			}
+		}
+		b, err := view.MetadataBuilderFromBase(base)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range updates {
+			if err := u.Apply(b); err != nil {
+				return nil, fmt.Errorf("%w: view %s: %v", ErrInvalidArgument, id, err)
+			}
+		}
+		built, err := b.Build()
+		if err != nil {
+			return nil, fmt.Errorf("%w: view %s: %v", ErrInvalidArgument, id, err)
+		}
+		next, err := json.Marshal(built.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		mloc, err := writeMetadataFile(ctx, wh, built.Location(), built.Properties(), next, nextMetadataVersion(p.MetadataLocation, p.Version))
+		if err != nil {
+			return nil, err
+		}
+		err = c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, ExpectedVersion: p.Version, MetadataLocation: mloc}})
+		if err == nil {
+			commitsTotal.Inc()
+			return &LoadedView{Ident: id, MetadataLocation: mloc, MetadataJSON: next, Version: p.Version + 1}, nil
+		}
+		if err = c.abandon(ctx, wh, err, mloc); !errors.Is(err, ErrCommitFailed) || attempt == maxCommitAttempts {
+			return nil, err
+		}
+		commitRetriesTotal.Inc()
+	}
+}
+
+// DropView drops a view's pointer; its metadata files stay for the orphan
+// sweep (views hold no data). Errors: ErrNoSuchView.
+func (c *Catalog) DropView(ctx context.Context, id Ident) error {
+	if err := id.Validate(); err != nil {
+		return err
+	}
+	_, err := c.store.DropPointer(ctx, id, KindView)
+	return err
+}
+
+// RenameView moves a view to a new identifier. Errors as RenameTable, with
+// ErrNoSuchView for a missing source.
+func (c *Catalog) RenameView(ctx context.Context, from, to Ident) error {
+	return c.rename(ctx, from, to, KindView)
+}
+
+// RegisterView creates a view from an existing metadata file inside the
+// warehouse (REST registerView). Errors: ErrInvalidArgument,
+// ErrNoSuchNamespace, ErrViewAlreadyExists, ErrTableAlreadyExists.
+func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace, req spec.RegisterViewRequest) (*LoadedView, error) {
+	id := Ident{Namespace: ns, Name: req.Name}
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if err := wh.checkLocation("metadata-location", req.MetadataLocation); err != nil {
+		return nil, err
+	}
+	js, err := wh.readMetadataJSON(ctx, req.MetadataLocation)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: metadata file %s does not exist", ErrInvalidArgument, req.MetadataLocation)
+	} else if err != nil {
+		return nil, err
+	}
+	md, err := view.ParseMetadataBytes(js)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is not valid view metadata: %v", ErrInvalidArgument, req.MetadataLocation, err)
+	}
+	if err := wh.checkLocation("view location", md.Location()); err != nil {
+		return nil, err
+	}
+	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: req.MetadataLocation}}); err != nil {
+		return nil, err
+	}
+	return &LoadedView{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: 1}, nil
+}

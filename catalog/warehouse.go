@@ -1,0 +1,239 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/google/uuid"
+)
+
+// DefaultWarehouse is the name (REST prefix) of the warehouse Tarn serves
+// when none is configured by name.
+const DefaultWarehouse = "default"
+
+// Warehouse is a root location that holds tables' files, and the FileIO
+// properties used to reach it. Table and view locations never escape it.
+type Warehouse struct {
+	// Name is the REST {prefix} that selects this warehouse.
+	Name string
+	// Location is the root URI without a trailing slash, e.g.
+	// "file:///var/lib/tarn/warehouse" or "s3://bucket/prefix".
+	Location string
+	// Properties are iceberg-go FileIO properties (s3.region, ...).
+	Properties iceberg.Properties
+
+	root *url.URL
+}
+
+// NewWarehouse checks location (an absolute file:// URI or an object store
+// URI) and, for file://, creates the directory. Errors wrap ErrInvalidArgument.
+func NewWarehouse(name, location string, props iceberg.Properties) (*Warehouse, error) {
+	location = strings.TrimSuffix(location, "/")
+	u, err := parseLocation(location)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme == "file" {
+		if !path.IsAbs(u.Path) || u.Path == "/" {
+			return nil, fmt.Errorf("%w: warehouse %q must be an absolute directory below /", ErrInvalidArgument, location)
+		}
+		if err := mkdirAllDurable(u.Path); err != nil {
+			return nil, fmt.Errorf("create warehouse directory: %w", err)
+		}
+		location = "file://" + u.Path
+	}
+	if props == nil {
+		props = iceberg.Properties{}
+	}
+	return &Warehouse{Name: name, Location: location, Properties: props, root: u}, nil
+}
+
+// parseLocation parses a location URI and refuses relative ones and ".."
+// segments, so that a prefix check on the cleaned path is a containment check.
+func parseLocation(loc string) (*url.URL, error) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: location %q: %v", ErrInvalidArgument, loc, err)
+	}
+	if u.Scheme == "" {
+		return nil, fmt.Errorf("%w: location %q must be a URI with a scheme (file://, s3://)", ErrInvalidArgument, loc)
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == ".." || seg == "." {
+			return nil, fmt.Errorf("%w: location %q must not contain '.' or '..' segments", ErrInvalidArgument, loc)
+		}
+	}
+	if u.Scheme == "file" && u.Host != "" && u.Host != "localhost" {
+		return nil, fmt.Errorf("%w: location %q names a remote host", ErrInvalidArgument, loc)
+	}
+	return u, nil
+}
+
+// Contains reports whether loc lies strictly inside the warehouse root.
+func (w *Warehouse) Contains(loc string) bool {
+	u, err := parseLocation(loc)
+	if err != nil || u.Scheme != w.root.Scheme || (u.Scheme != "file" && u.Host != w.root.Host) {
+		return false
+	}
+	root := strings.TrimSuffix(w.root.Path, "/")
+	return strings.HasPrefix(path.Clean(u.Path), root+"/")
+}
+
+// checkLocation returns ErrInvalidArgument unless loc lies inside the warehouse.
+func (w *Warehouse) checkLocation(what, loc string) error {
+	if !w.Contains(loc) {
+		return fmt.Errorf("%w: %s %q is outside warehouse %q (%s)", ErrInvalidArgument, what, loc, w.Name, w.Location)
+	}
+	return nil
+}
+
+var unsafePathChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// pathSegment turns a namespace level or name into one safe directory name.
+func pathSegment(s string) string {
+	s = unsafePathChars.ReplaceAllString(s, "_")
+	if strings.Trim(s, ".") == "" {
+		s = strings.ReplaceAll(s, ".", "_")
+	}
+	return s
+}
+
+// newLocation is the default location of a new table or view:
+// <base>/<name>-<uuid>, where base is the namespace's "location" property if
+// set (and inside the warehouse), else <warehouse>/<level>/<level>... The
+// uuid keeps a re-created or renamed-then-re-created name from sharing files.
+func (w *Warehouse) newLocation(id Ident, nsProps map[string]string) string {
+	base := strings.TrimSuffix(nsProps["location"], "/")
+	if base == "" || !w.Contains(base+"/x") {
+		segs := []string{w.Location}
+		for _, l := range id.Namespace {
+			segs = append(segs, pathSegment(l))
+		}
+		base = strings.Join(segs, "/")
+	}
+	return base + "/" + pathSegment(id.Name) + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")
+}
+
+// fileIO returns the iceberg-go FileIO for loc.
+func (w *Warehouse) fileIO(ctx context.Context, loc string) (icebergio.IO, error) {
+	return icebergio.LoadFS(ctx, w.Properties, loc)
+}
+
+// WriteNew writes data to a new file at loc and returns once it is durable:
+// for file:// the file and its directory are fsynced (iceberg-go's LocalFS
+// does not fsync); object stores acknowledge a PUT only once it is durable.
+// An existing file is an error: metadata files are never overwritten.
+func (w *Warehouse) WriteNew(ctx context.Context, loc string, data []byte) error {
+	if w.root.Scheme == "file" {
+		u, err := parseLocation(loc)
+		if err != nil {
+			return err
+		}
+		return writeFileDurable(u.Path, data)
+	}
+	fs, err := w.fileIO(ctx, loc)
+	if err != nil {
+		return err
+	}
+	wfs, ok := fs.(icebergio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("FileIO for %s cannot write", loc)
+	}
+	return wfs.WriteFile(loc, data)
+}
+
+// Read returns the content of the file at loc. Errors wrap os.ErrNotExist
+// when it is missing.
+func (w *Warehouse) Read(ctx context.Context, loc string) ([]byte, error) {
+	fs, err := w.fileIO(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fs.Open(loc)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// Remove deletes the file at loc; a missing file is not an error.
+func (w *Warehouse) Remove(ctx context.Context, loc string) error {
+	fs, err := w.fileIO(ctx, loc)
+	if err != nil {
+		return err
+	}
+	if err := fs.Remove(loc); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// writeFileDurable creates p (which must not exist), writes data, fsyncs the
+// file and then its directory, so that the file survives a crash once this
+// returns.
+func writeFileDurable(p string, data []byte) (err error) {
+	dir := filepath.Dir(p)
+	if err := mkdirAllDurable(dir); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			_ = os.Remove(p)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// mkdirAllDurable creates dir and any missing parents, fsyncing each parent
+// after a child is created in it.
+func mkdirAllDurable(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory", dir)
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirAllDurable(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return syncDir(parent)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+)
+
+// envPrefix prefixes the environment form of every flag: --data-dir is
+// TARN_DATA_DIR.
+const envPrefix = "TARN_"
+
+// envName is the environment variable of a flag.
+func envName(flag string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// applyConfig fills flags the command line did not set, first from the
+// YAML file named by --config (keys are flag names), then from TARN_*
+// environment variables, so the precedence is flags > TARN_* > YAML >
+// defaults. An unknown YAML key is an error, so typos do not pass silently.
+func applyConfig(fs *pflag.FlagSet) error {
+	cli := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { cli[f.Name] = true })
+
+	path := fs.Lookup("config").Value.String()
+	if v, ok := os.LookupEnv(envName("config")); ok && !cli["config"] {
+		path = v
+	}
+	if path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read config: %w", err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(raw, &doc); err != nil {
+			return fmt.Errorf("parse config %s: %w", path, err)
+		}
+		for k, v := range doc {
+			f := fs.Lookup(k)
+			if f == nil || k == "config" {
+				return fmt.Errorf("config %s: unknown key %q", path, k)
+			}
+			if cli[k] {
+				continue
+			}
+			if err := f.Value.Set(fmt.Sprint(v)); err != nil {
+				return fmt.Errorf("config %s: %s: %w", path, k, err)
+			}
+		}
+	}
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if v, ok := os.LookupEnv(envName(f.Name)); ok && !cli[f.Name] && err == nil {
+			if serr := f.Value.Set(v); serr != nil {
+				err = fmt.Errorf("%s: %w", envName(f.Name), serr)
+			}
+		}
+	})
+	return err
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/server"
+)
+
+// Defaults of `tarn serve`.
+const (
+	// defaultListen is loopback-only: Tarn has no authentication yet, so it
+	// must not be reachable from other hosts unless the operator says so.
+	defaultListen = "127.0.0.1:8181"
+	// defaultDataDir holds the bbolt file and the default warehouse.
+	defaultDataDir = "./tarn-data"
+)
+
+type serveConfig struct {
+	listen                 string
+	dataDir                string
+	warehouse              string
+	logLevel               string
+	idempotencyKeyLifetime time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	var cfg serveConfig
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the Iceberg REST catalog",
+		Long: `Serve the Iceberg REST catalog on --listen, keeping catalog state in a
+bbolt file in --data-dir and table files in --warehouse.
+
+Every flag can also be set as a TARN_* environment variable (--data-dir is
+TARN_DATA_DIR) or as a key of the YAML file named by --config; flags win over
+the environment, which wins over the file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyConfig(cmd.Flags()); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.String("config", "", "YAML file with the same keys as these flags")
+	f.StringVar(&cfg.listen, "listen", defaultListen, "address to serve HTTP on (host:port)")
+	f.StringVar(&cfg.dataDir, "data-dir", defaultDataDir, "directory for the catalog database and, by default, the warehouse")
+	f.StringVar(&cfg.warehouse, "warehouse", "", "warehouse root URI (default file://<data-dir>/warehouse)")
+	f.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.DurationVar(&cfg.idempotencyKeyLifetime, "idempotency-key-lifetime", server.DefaultIdempotencyKeyLifetime, "how long Idempotency-Key responses are replayed")
+	return cmd
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func serve(ctx context.Context, cfg serveConfig) error {
+	log, err := newLogger(cfg.logLevel)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+	dataDir, err := filepath.Abs(cfg.dataDir)
+	if err != nil {
+		return err
+	}
+	whLoc := cfg.warehouse
+	if whLoc == "" {
+		whLoc = "file://" + filepath.Join(dataDir, "warehouse")
+	} else if !strings.Contains(whLoc, "://") {
+		abs, err := filepath.Abs(whLoc)
+		if err != nil {
+			return err
+		}
+		whLoc = "file://" + abs
+	}
+	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, whLoc, nil)
+	if err != nil {
+		return err
+	}
+	store, err := bolt.Open(dataDir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}, Logger: log})
+	if err != nil {
+		return err
+	}
+	srv := server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime})
+	l, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return err
+	}
+	log.Info("tarn serving", "version", buildVersion(), "address", l.Addr().String(), "data_dir", dataDir, "warehouse", wh.Location)
+	err = srv.Serve(ctx, l)
+	log.Info("tarn stopped")
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

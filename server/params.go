@@ -1,0 +1,89 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tarnhq/tarn/catalog"
+)
+
+// namespaceSeparator joins namespace levels in paths and in the `parent`
+// query parameter (REST spec: the unit separator, %1F when encoded).
+const namespaceSeparator = "\x1f"
+
+// maxBodyBytes bounds request bodies; table commits with many snapshots
+// stay far below it.
+const maxBodyBytes = 64 << 20
+
+// pathParam returns a path parameter decoded as the spec's clients encode
+// it: percent-escapes and "+" for space (Java's URLEncoder). The Pre hook
+// escapedPath makes echo always route on the escaped path, so params are
+// raw here.
+func pathParam(c echo.Context, name string) (string, error) {
+	v, err := url.QueryUnescape(c.Param(name))
+	if err != nil {
+		return "", fmt.Errorf("%w: path parameter %s: %v", errBadRequest, name, err)
+	}
+	return v, nil
+}
+
+func namespaceParam(c echo.Context) (catalog.Namespace, error) {
+	v, err := pathParam(c, "namespace")
+	if err != nil {
+		return nil, err
+	}
+	ns := catalog.Namespace(strings.Split(v, namespaceSeparator))
+	return ns, ns.Validate()
+}
+
+func identParam(c echo.Context, nameParam string) (catalog.Ident, error) {
+	ns, err := namespaceParam(c)
+	if err != nil {
+		return catalog.Ident{}, err
+	}
+	name, err := pathParam(c, nameParam)
+	if err != nil {
+		return catalog.Ident{}, err
+	}
+	id := catalog.Ident{Namespace: ns, Name: name}
+	return id, id.Validate()
+}
+
+// pageParams reads pageToken and pageSize (a positive integer; absent means all).
+func pageParams(c echo.Context) (catalog.Page, error) {
+	p := catalog.Page{Token: c.QueryParam("pageToken")}
+	if s := c.QueryParam("pageSize"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return p, fmt.Errorf("%w: pageSize must be a positive integer, got %q", errBadRequest, s)
+		}
+		p.Size = n
+	}
+	return p, nil
+}
+
+// decodeBody decodes the JSON body into v, refusing trailing data.
+func decodeBody(c echo.Context, v any) error {
+	body := io.LimitReader(c.Request().Body, maxBodyBytes)
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: malformed request body: %v", errBadRequest, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: malformed request body: trailing data", errBadRequest)
+	}
+	return nil
+}
+
+func nextToken(t string) *string {
+	if t == "" {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,166 @@
+// Package server is Tarn's HTTP front: the Iceberg REST Catalog routes
+// (rest-catalog-open-api.yaml in package spec), health and metrics. Handlers
+// decode path, query, headers and body, call package catalog, and encode
+// the result; every error leaves as the spec's ErrorModel (errors.go).
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tarnhq/tarn/catalog"
+)
+
+// DefaultIdempotencyKeyLifetime is how long a finalized Idempotency-Key
+// response is replayed; the spec's example value, long enough for any
+// client's retry budget.
+const DefaultIdempotencyKeyLifetime = 30 * time.Minute
+
+// Config configures the HTTP server.
+type Config struct {
+	// IdempotencyKeyLifetime is advertised in /v1/config and bounds replay;
+	// DefaultIdempotencyKeyLifetime when 0.
+	IdempotencyKeyLifetime time.Duration
+	// Logger is the request and error log; slog.Default() when nil.
+	Logger *slog.Logger
+	// Gatherer serves /metrics; prometheus.DefaultGatherer when nil.
+	Gatherer prometheus.Gatherer
+}
+
+// Server serves the catalog over HTTP.
+type Server struct {
+	cat   *catalog.Catalog
+	idem  catalog.IdempotencyStore
+	cfg   Config
+	log   *slog.Logger
+	echo  *echo.Echo
+	ready atomic.Bool
+	locks keyedMutex
+}
+
+// New builds the HTTP handler over cat. Idempotency-Key is honoured when
+// cat's store implements catalog.IdempotencyStore.
+func New(cat *catalog.Catalog, cfg Config) *Server {
+	if cfg.IdempotencyKeyLifetime == 0 {
+		cfg.IdempotencyKeyLifetime = DefaultIdempotencyKeyLifetime
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Gatherer == nil {
+		cfg.Gatherer = prometheus.DefaultGatherer
+	}
+	s := &Server{cat: cat, cfg: cfg, log: cfg.Logger, echo: echo.New()}
+	s.idem, _ = cat.Store().(catalog.IdempotencyStore)
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Pre(escapedPath)
+	e.Use(middleware.RequestID(), s.accessLog, s.observe, middleware.BodyLimit("64M"))
+
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})))
+	e.GET("/v1/config", s.getConfig)
+	s.restRoutes(e.Group("/v1/:prefix"))
+	s.restRoutes(e.Group("/v1"))
+	s.ready.Store(true)
+	return s
+}
+
+// Handler returns the http.Handler, for httptest and embedding.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Serve serves on l until ctx is cancelled, then shuts down gracefully,
+// letting in-flight requests finish for up to 10 s.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	go s.expireIdempotencyKeys(ctx)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.ready.Store(false)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	if !s.ready.Load() {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "shutting down")
+	}
+	return c.String(http.StatusOK, "ready\n")
+}
+
+// restRoutes registers the REST catalog routes under g (with or without
+// the {prefix} segment). Keep endpoints (config.go) in step with this list.
+func (s *Server) restRoutes(g *echo.Group) {
+	idem := s.idempotent
+	g.GET("/namespaces", s.listNamespaces)
+	g.POST("/namespaces", s.createNamespace, idem)
+	g.GET("/namespaces/:namespace", s.loadNamespace)
+	g.HEAD("/namespaces/:namespace", s.namespaceExists)
+	g.DELETE("/namespaces/:namespace", s.dropNamespace, idem)
+	g.POST("/namespaces/:namespace/properties", s.updateNamespaceProperties, idem)
+
+	g.GET("/namespaces/:namespace/tables", s.listTables)
+	g.POST("/namespaces/:namespace/tables", s.createTable, idem)
+	g.GET("/namespaces/:namespace/tables/:table", s.loadTable)
+	g.HEAD("/namespaces/:namespace/tables/:table", s.tableExists)
+	g.POST("/namespaces/:namespace/tables/:table", s.commitTable, idem)
+	g.DELETE("/namespaces/:namespace/tables/:table", s.dropTable, idem)
+	g.POST("/namespaces/:namespace/tables/:table/metrics", s.reportMetrics)
+	g.POST("/namespaces/:namespace/register", s.registerTable, idem)
+	g.POST("/tables/rename", s.renameTable, idem)
+	g.POST("/transactions/commit", s.commitTransaction, idem)
+
+	g.GET("/namespaces/:namespace/views", s.listViews)
+	g.POST("/namespaces/:namespace/views", s.createView, idem)
+	g.GET("/namespaces/:namespace/views/:view", s.loadView)
+	g.HEAD("/namespaces/:namespace/views/:view", s.viewExists)
+	g.POST("/namespaces/:namespace/views/:view", s.replaceView, idem)
+	g.DELETE("/namespaces/:namespace/views/:view", s.dropView, idem)
+	g.POST("/views/rename", s.renameView, idem)
+	g.POST("/namespaces/:namespace/register-view", s.registerView, idem)
+}
+
+// escapedPath makes echo route on the escaped request path, so that path
+// parameters are always raw and decoded once by pathParam: a %2F inside a
+// namespace level stays inside its segment, and %1F, %25 and "+" decode
+// the same whether or not Go kept RawPath.
+func escapedPath(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := c.Request().URL
+		u.RawPath = u.EscapedPath()
+		return next(c)
+	}
+}
+
+// warehouse resolves the {prefix} path segment (empty: the default).
+func (s *Server) warehouse(c echo.Context) (*catalog.Warehouse, error) {
+	prefix, err := pathParam(c, "prefix")
+	if err != nil {
+		return nil, err
+	}
+	return s.cat.Warehouse(prefix)
+}

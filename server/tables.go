@@ -1,0 +1,312 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/spec"
+)
+
+func (s *Server) listTables(c echo.Context) error {
+	return s.listTabulars(c, s.cat.ListTables)
+}
+
+func (s *Server) listTabulars(c echo.Context, list func(ctx context.Context, ns catalog.Namespace, page catalog.Page) ([]catalog.Ident, string, error)) error {
+	if _, err := s.warehouse(c); err != nil {
+		return err
+	}
+	ns, err := namespaceParam(c)
+	if err != nil {
+		return err
+	}
+	page, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	ids, next, err := list(c.Request().Context(), ns, page)
+	if err != nil {
+		return err
+	}
+	out := spec.ListTablesResponse{Identifiers: make([]spec.TableIdentifier, 0, len(ids)), NextPageToken: nextToken(next)}
+	for _, id := range ids {
+		out.Identifiers = append(out.Identifiers, spec.TableIdentifier{Namespace: id.Namespace, Name: id.Name})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) createTable(c echo.Context) error {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return err
+	}
+	ns, err := namespaceParam(c)
+	if err != nil {
+		return err
+	}
+	var req spec.CreateTableRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	t, err := s.cat.CreateTable(c.Request().Context(), wh, ns, req)
+	if err != nil {
+		return err
+	}
+	return s.sendTable(c, t, "all")
+}
+
+// loadTable serves GET .../tables/{table}: `snapshots=all` (default) or
+// `refs` (only snapshots some branch or tag points at); the ETag names the
+// metadata file and the snapshots mode, so If-None-Match gets 304 until
+// the next commit.
+func (s *Server) loadTable(c echo.Context) error {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return err
+	}
+	id, err := identParam(c, "table")
+	if err != nil {
+		return err
+	}
+	mode := c.QueryParam("snapshots")
+	switch mode {
+	case "":
+		mode = "all"
+	case "all", "refs":
+	default:
+		return fmt.Errorf("%w: snapshots must be all or refs, got %q", errBadRequest, mode)
+	}
+	t, err := s.cat.LoadTable(c.Request().Context(), wh, id)
+	if err != nil {
+		return err
+	}
+	return s.sendTable(c, t, mode)
+}
+
+func (s *Server) sendTable(c echo.Context, t *catalog.LoadedTable, mode string) error {
+	if t.MetadataLocation != "" {
+		sum := sha256.Sum256([]byte(t.MetadataLocation + "\x00" + mode))
+		etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+		c.Response().Header().Set("ETag", etag)
+		if match := c.Request().Header.Get("If-None-Match"); match != "" && (match == etag || match == "W/"+etag) {
+			return c.NoContent(http.StatusNotModified)
+		}
+	}
+	md := json.RawMessage(t.MetadataJSON)
+	if mode == "refs" {
+		var err error
+		if md, err = refsOnly(md); err != nil {
+			return err
+		}
+	}
+	out := spec.LoadTableResult{Metadata: md, Config: map[string]string{}}
+	if t.MetadataLocation != "" {
+		out.MetadataLocation = &t.MetadataLocation
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// refsOnly drops from table metadata JSON the snapshots no ref points at.
+func refsOnly(md json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(md, &m); err != nil {
+		return nil, err
+	}
+	var refs map[string]struct {
+		SnapshotID int64 `json:"snapshot-id"`
+	}
+	if err := json.Unmarshal(m["refs"], &refs); err != nil && m["refs"] != nil {
+		return nil, err
+	}
+	keep := map[int64]bool{}
+	for _, r := range refs {
+		keep[r.SnapshotID] = true
+	}
+	var snaps []json.RawMessage
+	if m["snapshots"] != nil {
+		if err := json.Unmarshal(m["snapshots"], &snaps); err != nil {
+			return nil, err
+		}
+	}
+	kept := []json.RawMessage{}
+	for _, raw := range snaps {
+		var id struct {
+			SnapshotID int64 `json:"snapshot-id"`
+		}
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return nil, err
+		}
+		if keep[id.SnapshotID] {
+			kept = append(kept, raw)
+		}
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return nil, err
+	}
+	m["snapshots"] = b
+	return json.Marshal(m)
+}
+
+func (s *Server) tableExists(c echo.Context) error {
+	if _, err := s.warehouse(c); err != nil {
+		return err
+	}
+	id, err := identParam(c, "table")
+	if err != nil {
+		return err
+	}
+	ok, err := s.cat.TableExists(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return c.NoContent(http.StatusNotFound)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) commitTable(c echo.Context) error {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return err
+	}
+	id, err := identParam(c, "table")
+	if err != nil {
+		return err
+	}
+	var req spec.CommitTableRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	if req.Identifier != nil && !id.Equal(catalog.Ident{Namespace: req.Identifier.Namespace, Name: req.Identifier.Name}) {
+		return fmt.Errorf("%w: body identifier %v does not match the path %s", errBadRequest, req.Identifier, id)
+	}
+	t, err := s.cat.CommitTable(c.Request().Context(), wh, catalog.TableCommit{Ident: id, Requirements: req.Requirements, Updates: req.Updates})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, spec.CommitTableResponse{MetadataLocation: t.MetadataLocation, Metadata: t.MetadataJSON})
+}
+
+func (s *Server) dropTable(c echo.Context) error {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return err
+	}
+	id, err := identParam(c, "table")
+	if err != nil {
+		return err
+	}
+	purge := c.QueryParam("purgeRequested") == "true"
+	if err := s.cat.DropTable(c.Request().Context(), wh, id, purge); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) reportMetrics(c echo.Context) error {
+	if _, err := s.warehouse(c); err != nil {
+		return err
+	}
+	id, err := identParam(c, "table")
+	if err != nil {
+		return err
+	}
+	var req spec.ReportMetricsRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	switch req.ReportType {
+	case "scan-report", "commit-report":
+	default:
+		return fmt.Errorf("%w: report-type must be scan-report or commit-report, got %q", errBadRequest, req.ReportType)
+	}
+	if ok, err := s.cat.TableExists(c.Request().Context(), id); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("%w: %s", catalog.ErrNoSuchTable, id)
+	}
+	metricsReportsTotal.WithLabelValues(req.ReportType).Inc()
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) registerTable(c echo.Context) error {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return err
+	}
+	ns, err := namespaceParam(c)
+	if err != nil {
+		return err
+	}
+	var req spec.RegisterTableRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	t, err := s.cat.RegisterTable(c.Request().Context(), wh, ns, req)
+	if err != nil {
+		return err
+	}
+	return s.sendTable(c, t, "all")
+}
+
+// renameRequest decodes a RenameTableRequest into identifiers.
+func renameRequest(c echo.Context) (from, to catalog.Ident, err error) {
+	var req spec.RenameTableRequest
+	if err := decodeBody(c, &req); err != nil {
+		return from, to, err
+	}
+	if req.Source == nil || req.Destination == nil {
+		return from, to, fmt.Errorf("%w: source and destination are required", errBadRequest)
+	}
+	from = catalog.Ident{Namespace: req.Source.Namespace, Name: req.Source.Name}
+	to = catalog.Ident{Namespace: req.Destination.Namespace, Name: req.Destination.Name}
+	return from, to, nil
+}
+
+func (s *Server) renameTable(c echo.Context) error {
+	if _, err := s.warehouse(c); err != nil {
+		return err
+	}
+	from, to, err := renameRequest(c)
+	if err != nil {
+		return err
+	}
+	if err := s.cat.RenameTable(c.Request().Context(), from, to); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) commitTransaction(c echo.Context) error {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return err
+	}
+	var req spec.CommitTransactionRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	commits := make([]catalog.TableCommit, 0, len(req.TableChanges))
+	for i, tc := range req.TableChanges {
+		if tc.Identifier == nil {
+			return fmt.Errorf("%w: table-changes[%d] has no identifier", errBadRequest, i)
+		}
+		commits = append(commits, catalog.TableCommit{
+			Ident:        catalog.Ident{Namespace: tc.Identifier.Namespace, Name: tc.Identifier.Name},
+			Requirements: tc.Requirements,
+			Updates:      tc.Updates,
+		})
+	}
+	if err := s.cat.CommitTransaction(c.Request().Context(), wh, commits); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
