@@ -1,0 +1,59 @@
+// Package testserver starts a Tarn catalog server in process for tests: a
+// bbolt store and a file:// warehouse in a temporary directory, served by
+// httptest on a free loopback port, closed with the test.
+package testserver
+
+import (
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/server"
+)
+
+// Server is a running in-process Tarn.
+type Server struct {
+	// URL is the base URL, e.g. http://127.0.0.1:40123.
+	URL string
+	// DataDir holds tarn.db and the warehouse directory.
+	DataDir string
+	// Warehouse is the default warehouse (file://<DataDir>/warehouse).
+	Warehouse *catalog.Warehouse
+	Catalog   *catalog.Catalog
+	Store     *bolt.Store
+}
+
+// Start starts a server on a fresh data directory; it stops when t ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	return StartAt(t, dir)
+}
+
+// StartAt starts a server on dir, which may hold an earlier server's state.
+func StartAt(t testing.TB, dir string) *Server {
+	t.Helper()
+	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := bolt.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(server.New(cat, server.Config{Logger: log}).Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		_ = store.Close()
+	})
+	return &Server{URL: hs.URL, DataDir: dir, Warehouse: wh, Catalog: cat, Store: store}
+}
