@@ -96,6 +96,11 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 			}
 			staged = append(staged, s)
 		}
+		if attempt > 1 {
+			// Every requirement held against the heads that beat the
+			// previous attempt: this attempt is a server-side rebase.
+			commitRetriesTotal.Inc()
+		}
 		var changes []PointerChange
 		for _, s := range staged {
 			if !s.noop {
@@ -131,7 +136,6 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 		// Lost the swap to a concurrent commit: go round again, re-reading
 		// each head and re-checking requirements against it. A commit whose
 		// requirements no longer hold fails in stage with ErrCommitFailed.
-		commitRetriesTotal.Inc()
 		c.log.Debug("commit lost pointer swap; rebasing", "attempt", attempt, "err", err)
 	}
 }
