@@ -61,7 +61,7 @@ func (c *Catalog) Warehouse(name string) (*Warehouse, error) {
 				return cand, nil
 			}
 		}
-		return nil, fmt.Errorf("%w: %q", ErrNoSuchWarehouse, name)
+		return nil, Errorf(ErrNoSuchWarehouse, "Warehouse does not exist: %s", name)
 	}
 	return w, nil
 }

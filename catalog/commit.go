@@ -163,7 +163,7 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit) (sta
 	default:
 		js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
 		if err != nil {
-			return s, fmt.Errorf("read metadata of %s: %w", tc.Ident, err)
+			return s, metadataReadError(err, p.MetadataLocation)
 		}
 		if s.base, err = table.ParseMetadataBytes(js); err != nil {
 			return s, fmt.Errorf("parse metadata of %s at %s: %w", tc.Ident, p.MetadataLocation, err)
@@ -173,7 +173,7 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit) (sta
 	}
 	for _, r := range tc.Requirements {
 		if err := r.Validate(s.base); err != nil {
-			return s, fmt.Errorf("%w: %s: %v", ErrCommitFailed, tc.Ident, err)
+			return s, requirementFailed(r, s.base, err)
 		}
 	}
 	if s.base != nil && len(tc.Updates) == 0 {
@@ -184,7 +184,7 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit) (sta
 		return s, fmt.Errorf("%w: %s: %v", ErrInvalidArgument, tc.Ident, err)
 	}
 	if s.base == nil {
-		if err := c.checkNameFree(ctx, tc.Ident); err != nil {
+		if err := c.checkNameFree(ctx, tc.Ident, KindTable); err != nil {
 			return s, err
 		}
 		if _, err := c.store.LoadNamespace(ctx, tc.Ident.Namespace); err != nil {

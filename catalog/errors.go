@@ -1,6 +1,9 @@
 package catalog
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Parent sentinels: one per HTTP status class the REST spec uses. Every
 // specific sentinel below wraps one of them, so errors.Is works at every
@@ -12,7 +15,7 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrConflict: the state changed or forbids the operation (409).
 	ErrConflict = errors.New("conflict")
-	// ErrInvalidArgument: the request is malformed or invalid (400).
+	// ErrInvalidArgument: the request is invalid (400).
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrUnprocessable: the request is well formed but contradicts itself (422).
 	ErrUnprocessable = errors.New("unprocessable")
@@ -34,12 +37,14 @@ var (
 	ErrNoSuchView = kindOf(ErrNotFound, "no such view")
 	// ErrNoSuchWarehouse: the warehouse (REST prefix) is not configured.
 	ErrNoSuchWarehouse = kindOf(ErrNotFound, "no such warehouse")
+	// ErrMetadataNotFound: a pointer names a metadata file that is gone.
+	ErrMetadataNotFound = kindOf(ErrNotFound, "metadata file not found")
 	// ErrNamespaceAlreadyExists: a namespace with this name exists.
-	ErrNamespaceAlreadyExists = kindOf(ErrAlreadyExists, "namespace")
+	ErrNamespaceAlreadyExists = kindOf(ErrAlreadyExists, "namespace already exists")
 	// ErrTableAlreadyExists: a table with this identifier exists.
-	ErrTableAlreadyExists = kindOf(ErrAlreadyExists, "table")
+	ErrTableAlreadyExists = kindOf(ErrAlreadyExists, "table already exists")
 	// ErrViewAlreadyExists: a view with this identifier exists.
-	ErrViewAlreadyExists = kindOf(ErrAlreadyExists, "view")
+	ErrViewAlreadyExists = kindOf(ErrAlreadyExists, "view already exists")
 	// ErrNamespaceNotEmpty: the namespace still holds tables, views or namespaces.
 	ErrNamespaceNotEmpty = kindOf(ErrConflict, "namespace not empty")
 	// ErrCommitFailed: a requirement failed, or the pointer moved; the client
@@ -60,3 +65,53 @@ func kindOf(parent error, msg string) error { return &kind{msg: msg, parent: par
 
 func (k *kind) Error() string { return k.msg }
 func (k *kind) Unwrap() error { return k.parent }
+
+// Error is an error with a message of its own that matches a sentinel (and
+// so the sentinel's parent) with errors.Is. Messages follow the wording of
+// Apache Iceberg's Java reference catalog ("Table does not exist: ns.tbl"),
+// which Java clients pass through and the REST Compatibility Kit checks.
+type Error struct {
+	msg      string
+	sentinel error
+}
+
+// Errorf returns an *Error for sentinel with a formatted message.
+func Errorf(sentinel error, format string, args ...any) error {
+	return &Error{msg: fmt.Sprintf(format, args...), sentinel: sentinel}
+}
+
+func (e *Error) Error() string { return e.msg }
+func (e *Error) Unwrap() error { return e.sentinel }
+
+// Title is "Table" or "View", as messages start.
+func (k Kind) Title() string {
+	if k == KindView {
+		return "View"
+	}
+	return "Table"
+}
+
+// NotFoundError is "<Kind> does not exist: <ident>".
+func NotFoundError(k Kind, id Ident) error {
+	return Errorf(k.NotFound(), "%s does not exist: %s", k.Title(), id)
+}
+
+// AlreadyExistsError reports that creating a wanted-kind object found existing
+// in its place: "Table already exists: ns.t", or "View with same name
+// already exists: ns.t" when the name is taken by the other kind.
+func AlreadyExistsError(wanted, existing Kind, id Ident) error {
+	if wanted != existing && wanted != 0 {
+		return Errorf(existing.AlreadyExists(), "%s with same name already exists: %s", existing.Title(), id)
+	}
+	return Errorf(existing.AlreadyExists(), "%s already exists: %s", existing.Title(), id)
+}
+
+// RenameTargetExistsError is "Cannot rename <from> to <to>. <Kind> already exists".
+func RenameTargetExistsError(from, to Ident, existing Kind) error {
+	return Errorf(existing.AlreadyExists(), "Cannot rename %s to %s. %s already exists", from, to, existing.Title())
+}
+
+// NamespaceNotFoundError is "Namespace does not exist: <ns>".
+func NamespaceNotFoundError(ns Namespace) error {
+	return Errorf(ErrNoSuchNamespace, "Namespace does not exist: %s", ns)
+}

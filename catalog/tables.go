@@ -36,7 +36,7 @@ func (c *Catalog) LoadTable(ctx context.Context, wh *Warehouse, id Ident) (*Load
 	}
 	js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
 	if err != nil {
-		return nil, fmt.Errorf("read metadata of %s at %s: %w", id, p.MetadataLocation, err)
+		return nil, metadataReadError(err, p.MetadataLocation)
 	}
 	return &LoadedTable{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version}, nil
 }
@@ -79,13 +79,11 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkNameFree(ctx, id); err != nil {
+	if err := c.checkNameFree(ctx, id, KindTable); err != nil {
 		return nil, err
 	}
-	loc := req.Location
-	if loc == "" {
-		loc = wh.newLocation(id, nsProps)
-	} else if err := wh.checkLocation("table location", loc); err != nil {
+	loc, err := wh.resolveLocation(req.Location, id, nsProps)
+	if err != nil {
 		return nil, err
 	}
 	sortOrder := table.UnsortedSortOrder
@@ -114,11 +112,12 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	return &LoadedTable{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
 }
 
-// checkNameFree returns the already-exists error of whatever holds id.
-func (c *Catalog) checkNameFree(ctx context.Context, id Ident) error {
+// checkNameFree returns the already-exists error of whatever holds id, for
+// creating a want there.
+func (c *Catalog) checkNameFree(ctx context.Context, id Ident, want Kind) error {
 	for _, k := range []Kind{KindTable, KindView} {
 		if _, err := c.store.LoadPointer(ctx, id, k); err == nil {
-			return fmt.Errorf("%w: %s", k.AlreadyExists(), id)
+			return AlreadyExistsError(want, k, id)
 		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
@@ -253,4 +252,14 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 		return nil, err
 	}
 	return &LoadedTable{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: change.ExpectedVersion + 1}, nil
+}
+
+// metadataReadError turns a failed read of a pointer's metadata file into
+// ErrMetadataNotFound (404 NotFoundException, in the Java reference's
+// words) when the file is gone, and passes other errors on.
+func metadataReadError(err error, loc string) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return Errorf(ErrMetadataNotFound, "Failed to open input stream for file: %s", loc)
+	}
+	return fmt.Errorf("read metadata %s: %w", loc, err)
 }

@@ -33,7 +33,7 @@ func (c *Catalog) LoadView(ctx context.Context, wh *Warehouse, id Ident) (*Loade
 	}
 	js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
 	if err != nil {
-		return nil, fmt.Errorf("read metadata of view %s at %s: %w", id, p.MetadataLocation, err)
+		return nil, metadataReadError(err, p.MetadataLocation)
 	}
 	return &LoadedView{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version}, nil
 }
@@ -73,13 +73,11 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkNameFree(ctx, id); err != nil {
+	if err := c.checkNameFree(ctx, id, KindView); err != nil {
 		return nil, err
 	}
-	loc := req.Location
-	if loc == "" {
-		loc = wh.newLocation(id, nsProps)
-	} else if err := wh.checkLocation("view location", loc); err != nil {
+	loc, err := wh.resolveLocation(req.Location, id, nsProps)
+	if err != nil {
 		return nil, err
 	}
 	b, err := view.NewMetadataBuilder()
@@ -120,7 +118,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 		}
 		js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
 		if err != nil {
-			return nil, fmt.Errorf("read metadata of view %s: %w", id, err)
+			return nil, metadataReadError(err, p.MetadataLocation)
 		}
 		base, err := view.ParseMetadataBytes(js)
 		if err != nil {
@@ -129,7 +127,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 		for _, r := range reqs {
 			if err := r.Validate(base); err != nil {
 				commitConflictsTotal.Inc()
-				return nil, fmt.Errorf("%w: view %s: %v", ErrCommitFailed, id, err)
+				return nil, viewRequirementFailed(r, base)
 			}
 		}
 		b, err := view.MetadataBuilderFromBase(base)

@@ -124,6 +124,25 @@ func (w *Warehouse) newLocation(id Ident, nsProps map[string]string) string {
 	return base + "/" + pathSegment(id.Name) + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")
 }
 
+// resolveLocation picks the location of a new table or view: the
+// requested one when it lies inside the warehouse; otherwise (none
+// requested, or one outside) a new one from newLocation. Overriding a
+// location outside the warehouse, rather than refusing it, is what the
+// REST Compatibility Kit calls overrides-requested-location; a requested
+// location that is malformed or holds '.'/'..' segments is refused with
+// ErrInvalidArgument.
+func (w *Warehouse) resolveLocation(requested string, id Ident, nsProps map[string]string) (string, error) {
+	if requested != "" {
+		if _, err := parseLocation(requested); err != nil {
+			return "", err
+		}
+		if w.Contains(requested) {
+			return strings.TrimSuffix(requested, "/"), nil
+		}
+	}
+	return w.newLocation(id, nsProps), nil
+}
+
 // fileIO returns the iceberg-go FileIO for loc.
 func (w *Warehouse) fileIO(ctx context.Context, loc string) (icebergio.IO, error) {
 	return icebergio.LoadFS(ctx, w.Properties, loc)

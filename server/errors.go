@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -16,8 +15,6 @@ import (
 // matters: specific sentinels before their parents.
 func exceptionFor(err error) spec.Exception {
 	var he *echo.HTTPError
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchNamespace):
 		return spec.NoSuchNamespace
@@ -27,12 +24,20 @@ func exceptionFor(err error) spec.Exception {
 		return spec.NoSuchView
 	case errors.Is(err, catalog.ErrNoSuchWarehouse):
 		return spec.NoSuchWarehouse
+	case errors.Is(err, catalog.ErrMetadataNotFound):
+		return spec.NotFound
 	case errors.Is(err, catalog.ErrNamespaceNotEmpty):
 		return spec.NamespaceNotEmpty
 	case errors.Is(err, catalog.ErrCommitFailed):
 		return spec.CommitFailed
 	case errors.Is(err, catalog.ErrAlreadyExists):
 		return spec.AlreadyExists
+	case errors.Is(err, catalog.ErrNotFound):
+		return spec.NotFound
+	case errors.Is(err, catalog.ErrConflict):
+		// A bare conflict means the state moved under the request, which
+		// the spec reports as CommitFailedException: refresh and retry.
+		return spec.CommitFailed
 	case errors.Is(err, catalog.ErrUnprocessable):
 		return spec.Unprocessable
 	case errors.Is(err, catalog.ErrForbidden):
@@ -41,9 +46,14 @@ func exceptionFor(err error) spec.Exception {
 		return spec.NotAcceptable
 	case errors.Is(err, catalog.ErrCommitStateUnknown):
 		return spec.CommitStateUnknown
-	case errors.Is(err, catalog.ErrInvalidArgument), errors.Is(err, iceberg.ErrInvalidArgument),
-		errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, errBadRequest):
+	// JSON errors are not matched here: request bodies are decoded by
+	// decodeBody, which wraps errBadRequest, so a bare *json.SyntaxError
+	// comes from data the server stored (a corrupt pointer or metadata
+	// file) and is the server's fault, not the client's.
+	case errors.Is(err, errBadRequest):
 		return spec.BadRequest
+	case errors.Is(err, catalog.ErrInvalidArgument), errors.Is(err, iceberg.ErrInvalidArgument):
+		return spec.InvalidArgument
 	case errors.As(err, &he):
 		switch he.Code {
 		case http.StatusNotFound:
@@ -79,7 +89,15 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		}
 	}
 	if ex.Status >= 500 {
-		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
+		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "request_id", reqID, "err", err)
+		if ex == spec.ServerError {
+			// Unexpected: its text may name files and internals; it is in the log.
+			msg = "internal server error"
+			if reqID != "" {
+				msg += " (request id " + reqID + ")"
+			}
+		}
 	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(ex.Status)

@@ -39,7 +39,12 @@ type Exception struct {
 // The exception kinds of the REST spec (components/responses and examples of
 // rest-catalog-open-api.yaml).
 var (
-	BadRequest         = Exception{"BadRequestException", http.StatusBadRequest, "the request is malformed or invalid"}
+	BadRequest = Exception{"BadRequestException", http.StatusBadRequest, "the request is malformed or invalid"}
+	// InvalidArgument is a 400 for a well-formed request with invalid
+	// content. Its type is the Java reference's, which Java clients turn
+	// into IllegalArgumentException (ErrorHandlers.DefaultErrorHandler);
+	// other clients treat it as any 400.
+	InvalidArgument    = Exception{"IllegalArgumentException", http.StatusBadRequest, "the request's content is invalid"}
 	NotAuthorized      = Exception{"NotAuthorizedException", http.StatusUnauthorized, "the request is not authenticated"}
 	Forbidden          = Exception{"ForbiddenException", http.StatusForbidden, "the caller may not perform this operation"}
 	NoSuchNamespace    = Exception{"NoSuchNamespaceException", http.StatusNotFound, "the namespace does not exist"}
@@ -63,7 +68,7 @@ var (
 
 // Exceptions lists every kind above, for tests and documentation.
 var Exceptions = []Exception{
-	BadRequest, NotAuthorized, Forbidden, NoSuchNamespace, NoSuchTable,
+	BadRequest, InvalidArgument, NotAuthorized, Forbidden, NoSuchNamespace, NoSuchTable,
 	NoSuchView, NoSuchWarehouse, NotFound, MethodNotAllowed, NotAcceptable,
 	AlreadyExists, NamespaceNotEmpty, CommitFailed, AuthTimeout, Unprocessable,
 	ServerError, CommitStateUnknown, ServiceUnavailable, GatewayTimeout, BadGateway,

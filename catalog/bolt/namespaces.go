@@ -26,10 +26,10 @@ func (s *Store) CreateNamespace(ctx context.Context, ns catalog.Namespace, props
 	}
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		if namespaceExists(tx, ns) {
-			return fmt.Errorf("%w: %s", catalog.ErrNamespaceAlreadyExists, ns)
+			return catalog.Errorf(catalog.ErrNamespaceAlreadyExists, "Namespace already exists: %s", ns)
 		}
 		if parent := ns.Parent(); len(parent) > 0 && !namespaceExists(tx, parent) {
-			return fmt.Errorf("%w: parent %s of %s", catalog.ErrNoSuchNamespace, parent, ns)
+			return catalog.Errorf(catalog.ErrNoSuchNamespace, "Namespace does not exist: %s (parent of %s)", parent, ns)
 		}
 		return tx.Bucket(bucketNamespaces).Put(nsKey(ns), v)
 	})
@@ -38,7 +38,7 @@ func (s *Store) CreateNamespace(ctx context.Context, ns catalog.Namespace, props
 func loadProps(tx *bbolt.Tx, ns catalog.Namespace) (map[string]string, error) {
 	v := tx.Bucket(bucketNamespaces).Get(nsKey(ns))
 	if v == nil {
-		return nil, fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, ns)
+		return nil, catalog.NamespaceNotFoundError(ns)
 	}
 	props := map[string]string{}
 	if err := json.Unmarshal(v, &props); err != nil {
@@ -70,7 +70,7 @@ func (s *Store) ListNamespaces(ctx context.Context, parent catalog.Namespace, pa
 	}
 	err = s.db.View(func(tx *bbolt.Tx) error {
 		if len(parent) > 0 && !namespaceExists(tx, parent) {
-			return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, parent)
+			return catalog.NamespaceNotFoundError(parent)
 		}
 		isChild := func(k []byte) bool { return !bytes.Contains(k[len(prefix):], []byte{levelSep}) }
 		next, err = scan(tx.Bucket(bucketNamespaces), prefix, page, isChild, func(k, _ []byte) error {
@@ -119,13 +119,13 @@ func (s *Store) DropNamespace(ctx context.Context, ns catalog.Namespace) error {
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		key := nsKey(ns)
 		if !namespaceExists(tx, ns) {
-			return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, ns)
+			return catalog.NamespaceNotFoundError(ns)
 		}
 		if hasPrefix(tx.Bucket(bucketPointers), append(bytes.Clone(key), nameSep)) {
-			return fmt.Errorf("%w: %s holds tables or views", catalog.ErrNamespaceNotEmpty, ns)
+			return catalog.Errorf(catalog.ErrNamespaceNotEmpty, "Namespace %s is not empty: it holds tables or views", ns)
 		}
 		if hasPrefix(tx.Bucket(bucketNamespaces), append(bytes.Clone(key), levelSep)) {
-			return fmt.Errorf("%w: %s holds namespaces", catalog.ErrNamespaceNotEmpty, ns)
+			return catalog.Errorf(catalog.ErrNamespaceNotEmpty, "Namespace %s is not empty: it holds namespaces", ns)
 		}
 		return tx.Bucket(bucketNamespaces).Delete(key)
 	})

@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -21,7 +20,7 @@ func (s *Store) LoadPointer(ctx context.Context, id catalog.Ident, kind catalog.
 			return err
 		}
 		if !ok || r.Kind != kind {
-			return fmt.Errorf("%w: %s", kind.NotFound(), id)
+			return catalog.NotFoundError(kind, id)
 		}
 		p = catalog.Pointer(r)
 		return nil
@@ -37,7 +36,7 @@ func (s *Store) ListPointers(ctx context.Context, ns catalog.Namespace, kind cat
 	prefix := append(nsKey(ns), nameSep)
 	err = s.db.View(func(tx *bbolt.Tx) error {
 		if !namespaceExists(tx, ns) {
-			return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, ns)
+			return catalog.NamespaceNotFoundError(ns)
 		}
 		b := tx.Bucket(bucketPointers)
 		ofKind := func(k []byte) bool {
@@ -71,13 +70,13 @@ func (s *Store) CommitPointers(ctx context.Context, changes []catalog.PointerCha
 			}
 			switch {
 			case c.ExpectedVersion == 0 && ok:
-				return fmt.Errorf("%w: %s", cur.Kind.AlreadyExists(), c.Ident)
+				return catalog.AlreadyExistsError(c.Kind, cur.Kind, c.Ident)
 			case c.ExpectedVersion == 0 && !namespaceExists(tx, c.Ident.Namespace):
-				return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, c.Ident.Namespace)
+				return catalog.NamespaceNotFoundError(c.Ident.Namespace)
 			case c.ExpectedVersion != 0 && (!ok || cur.Kind != c.Kind):
-				return fmt.Errorf("%w: %w: %s was dropped", catalog.ErrCommitFailed, c.Kind.NotFound(), c.Ident)
+				return catalog.Errorf(catalog.ErrCommitFailed, "%s %s was dropped concurrently", c.Kind.Title(), c.Ident)
 			case c.ExpectedVersion != 0 && cur.Version != c.ExpectedVersion:
-				return fmt.Errorf("%w: %s moved from version %d to %d", catalog.ErrCommitFailed, c.Ident, c.ExpectedVersion, cur.Version)
+				return catalog.Errorf(catalog.ErrCommitFailed, "%s %s changed concurrently: expected version %d != %d", c.Kind.Title(), c.Ident, c.ExpectedVersion, cur.Version)
 			}
 			next := pointerRecord{Kind: c.Kind, MetadataLocation: c.MetadataLocation, Version: c.ExpectedVersion + 1}
 			if err := putPointer(tx, c.Ident, next); err != nil {
@@ -99,7 +98,7 @@ func (s *Store) DropPointer(ctx context.Context, id catalog.Ident, kind catalog.
 			return err
 		}
 		if !ok || r.Kind != kind {
-			return fmt.Errorf("%w: %s", kind.NotFound(), id)
+			return catalog.NotFoundError(kind, id)
 		}
 		p = catalog.Pointer(r)
 		return tx.Bucket(bucketPointers).Delete(pointerKey(id))
@@ -118,15 +117,15 @@ func (s *Store) RenamePointer(ctx context.Context, from, to catalog.Ident, kind 
 			return err
 		}
 		if !ok || r.Kind != kind {
-			return fmt.Errorf("%w: %s", kind.NotFound(), from)
+			return catalog.NotFoundError(kind, from)
 		}
 		if !namespaceExists(tx, to.Namespace) {
-			return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, to.Namespace)
+			return catalog.NamespaceNotFoundError(to.Namespace)
 		}
 		if cur, ok, err := getPointer(tx, to); err != nil {
 			return err
 		} else if ok {
-			return fmt.Errorf("%w: %s", cur.Kind.AlreadyExists(), to)
+			return catalog.RenameTargetExistsError(from, to, cur.Kind)
 		}
 		if err := tx.Bucket(bucketPointers).Delete(pointerKey(from)); err != nil {
 			return err
