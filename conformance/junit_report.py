@@ -16,10 +16,16 @@ import sys
 import xml.etree.ElementTree as ET
 
 
-def first_line(text, limit=500):
-    text = (text or "").strip()
-    line = text.splitlines()[0] if text else ""
-    return line[:limit]
+def one_line(text, limit=300):
+    """A message on one line, without stack frames (AssertJ messages span lines)."""
+    text = re.split(r"\n\s*at [\w$.]+\(", text or "")[0]
+    text = " ".join(text.split())
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
+def first_line(text):
+    lines = (text or "").strip().splitlines()
+    return lines[0].strip() if lines else ""
 
 
 def main():
@@ -45,8 +51,8 @@ def main():
                 bad = case.find("error")
             skipped = case.find("skipped")
             if bad is not None:
-                msg = bad.get("message") or first_line(bad.text)
-                failures.append({"test": name, "message": first_line(msg)})
+                msg = bad.get("message") or bad.text
+                failures.append({"test": name, "message": one_line(msg)})
             elif skipped is not None:
                 reason = skipped.get("message") or first_line(skipped.text)
                 # JUnit/AssertJ assumption noise: keep only the stated reason

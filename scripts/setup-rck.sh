@@ -33,14 +33,18 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Run from a copy of the pom so Maven never writes into the repo.
 cp "$pom" "$tmp/pom.xml"
-(cd "$tmp" && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$cache/m2" -Diceberg.version="$version" \
+if ! (cd "$tmp" && mvn -B -q -Dmaven.repo.local="$cache/m2" -Diceberg.version="$version" \
   org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-  -DoutputDirectory="$tmp/lib" -DincludeScope=runtime) >&2
+  -DoutputDirectory="$tmp/lib" -DincludeScope=runtime) >"$tmp/mvn.log" 2>&1; then
+  cat "$tmp/mvn.log" >&2
+  echo "setup-rck: mvn failed (see above)" >&2
+  exit 1
+fi
 
-rm -f "$tmp/pom.xml"
+rm -f "$tmp/pom.xml" "$tmp/mvn.log"
 echo "$stamp" >"$tmp/.stamp"
 rm -rf "$out"
 mv "$tmp" "$out"
 trap - EXIT
-echo "setup-rck: $(ls "$out/lib" | wc -l) jars in $((SECONDS - start))s" >&2
+echo "setup-rck: $(find "$out/lib" -name '*.jar' | wc -l) jars in $((SECONDS - start))s" >&2
 echo "$out"
