@@ -88,9 +88,15 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	}
 	sortOrder := table.UnsortedSortOrder
 	if req.WriteOrder != nil {
-		sortOrder = *req.WriteOrder
+		sortOrder = req.WriteOrder.SortOrder
 	}
-	md, err := table.NewMetadata(req.Schema, req.PartitionSpec, sortOrder, loc, iceberg.Properties(req.Properties))
+	var partitions *iceberg.PartitionSpec
+	if req.PartitionSpec != nil {
+		partitions = &req.PartitionSpec.PartitionSpec
+	}
+	// NewMetadata resolves the spec's and order's source IDs through
+	// req.Schema by name and assigns fresh IDs to all three.
+	md, err := table.NewMetadata(req.Schema, partitions, sortOrder, loc, iceberg.Properties(req.Properties))
 	if err != nil {
 		return nil, fmt.Errorf("%w: create table %s: %v", ErrInvalidArgument, id, err)
 	}

@@ -20,14 +20,18 @@ type ListTablesResponse struct {
 }
 
 // CreateTableRequest is the body of POST /v1/{prefix}/namespaces/{namespace}/tables.
+// PartitionSpec and WriteOrder are unbound: their source IDs name fields of
+// Schema under whatever numbering the client chose (Spark numbers a new
+// table's columns from 0), so they are resolved through Schema when the
+// table is created, not checked as table field IDs on decode.
 type CreateTableRequest struct {
-	Name          string                 `json:"name"`
-	Location      string                 `json:"location,omitempty"`
-	Schema        *iceberg.Schema        `json:"schema"`
-	PartitionSpec *iceberg.PartitionSpec `json:"partition-spec,omitempty"`
-	WriteOrder    *table.SortOrder       `json:"write-order,omitempty"`
-	StageCreate   bool                   `json:"stage-create,omitempty"`
-	Properties    map[string]string      `json:"properties,omitempty"`
+	Name          string                        `json:"name"`
+	Location      string                        `json:"location,omitempty"`
+	Schema        *iceberg.Schema               `json:"schema"`
+	PartitionSpec *iceberg.UnboundPartitionSpec `json:"partition-spec,omitempty"`
+	WriteOrder    *table.UnboundSortOrder       `json:"write-order,omitempty"`
+	StageCreate   bool                          `json:"stage-create,omitempty"`
+	Properties    map[string]string             `json:"properties,omitempty"`
 }
 
 // LoadTableResult is the body of a table load, create or commit response.
