@@ -206,10 +206,20 @@ func isAssertCreate(r table.Requirement) bool { return r.GetType() == "assert-cr
 // For a create (base nil) the builder starts empty: at the format version of
 // the first upgrade-format-version update if any (so that update is an
 // upgrade, not a downgrade), else at 2, the spec's default; a fresh table
-// UUID is set first so assign-uuid, if present, overrides it.
+// UUID is set first so assign-uuid, if present, overrides it. An existing
+// table's UUID is its identity, which clients assert (assert-table-uuid)
+// and check on refresh, so assign-uuid may not change it (the Java
+// reference refuses to reassign it too; iceberg-go's builder does not).
 func applyUpdates(base table.Metadata, baseLoc string, updates []table.Update) (table.Metadata, error) {
 	if base != nil {
-		return table.UpdateTableMetadata(base, updates, baseLoc)
+		next, err := table.UpdateTableMetadata(base, updates, baseLoc)
+		if err != nil {
+			return nil, err
+		}
+		if next.TableUUID() != base.TableUUID() {
+			return nil, fmt.Errorf("cannot reassign table uuid %s to %s: assign-uuid is only valid when a table is created", base.TableUUID(), next.TableUUID())
+		}
+		return next, nil
 	}
 	version := 2
 	for _, u := range updates {

@@ -921,3 +921,46 @@ func TestCommitTableRequirements(t *testing.T) {
 		assert.Equal(t, []string{"id", "data", "c1"}, fieldNames(after.Schema()))
 	})
 }
+
+// TestCommitRefusesTableUUIDReassignment pins assign-uuid on an existing
+// table: Tarn applied it, giving the table a new UUID, so every client
+// holding the table (iceberg-go transactions assert-table-uuid, Java checks
+// the UUID on refresh) failed from then on, as if the table had been
+// replaced. assign-uuid is only valid when a table is created; on an
+// existing table a different UUID gets 400 and the same UUID is a no-op.
+func TestCommitRefusesTableUUIDReassignment(t *testing.T) {
+	e := newEnv(t)
+	ns := e.namespace(t, "uuid")
+	tbl := e.createTable(t, ns, "t")
+	own := tbl.Metadata().TableUUID()
+
+	tests := []struct {
+		name    string
+		reqs    []table.Requirement
+		uuid    uuid.UUID
+		wantErr bool
+	}{
+		{name: "another uuid", uuid: uuid.New(), wantErr: true},
+		{name: "another uuid asserting the old one", reqs: []table.Requirement{table.AssertTableUUID(own)}, uuid: uuid.New(), wantErr: true},
+		{name: "the table's own uuid", reqs: []table.Requirement{table.AssertTableUUID(own)}, uuid: own},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, _ := e.loadRaw(t, ns, "t")
+			r := e.do(t, http.MethodPost, tablePath(ns, "t"), commitBody(t, ns, "t", tt.reqs, []table.Update{table.NewAssignUUIDUpdate(tt.uuid)}))
+			loc, md := e.loadRaw(t, ns, "t")
+			assert.Equal(t, own, md.TableUUID())
+			if tt.wantErr {
+				requireBadRequest(t, r)
+				assert.Equal(t, before, loc)
+				return
+			}
+			require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
+		})
+	}
+	t.Run("iceberg-go transactions keep working", func(t *testing.T) {
+		tbl := appendRows(t, e.load(t, tbl.Identifier()), 1, 2)
+		count, _ := scanCountAndSum(t, tbl)
+		assert.Equal(t, int64(2), count)
+	})
+}
