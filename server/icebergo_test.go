@@ -685,3 +685,36 @@ func TestNamespaceSpecialCharacters(t *testing.T) {
 		assert.Len(t, got, len(levels)+0)
 	})
 }
+
+// TestCommitResponseETag pins the ETag of a commit response, which the
+// spec lists on CommitTableResponse and names as an If-None-Match value
+// for loadTable: Tarn sent none, so a client refreshing after its own
+// commit could never get 304.
+func TestCommitResponseETag(t *testing.T) {
+	e := newEnv(t)
+	ns := e.namespace(t, "etag")
+	e.createTable(t, ns, "t")
+
+	commit := func(t *testing.T, v string) rawResponse {
+		r := e.do(t, http.MethodPost, tablePath(ns, "t"),
+			`{"requirements":[],"updates":[{"action":"set-properties","updates":{"v":"`+v+`"}}]}`)
+		require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
+		return r
+	}
+	first := commit(t, "1")
+	etag := first.Header.Get("ETag")
+	require.NotEmpty(t, etag)
+
+	load := e.do(t, http.MethodGet, tablePath(ns, "t"), nil)
+	require.Equal(t, http.StatusOK, load.Status)
+	assert.Equal(t, etag, load.Header.Get("ETag"), "the commit's ETag is the load's")
+	assert.Equal(t, http.StatusNotModified, e.do(t, http.MethodGet, tablePath(ns, "t"), nil, "If-None-Match", etag).Status)
+	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, tablePath(ns, "t")+"?snapshots=refs", nil, "If-None-Match", etag).Status,
+		"a refs load is another representation")
+
+	second := commit(t, "2")
+	assert.NotEqual(t, etag, second.Header.Get("ETag"))
+	r := e.do(t, http.MethodGet, tablePath(ns, "t"), nil, "If-None-Match", etag)
+	assert.Equal(t, http.StatusOK, r.Status)
+	assert.Equal(t, second.Header.Get("ETag"), r.Header.Get("ETag"))
+}

@@ -89,10 +89,16 @@ func (s *Server) loadTable(c echo.Context) error {
 	return s.sendTable(c, t, mode)
 }
 
+// tableETag is the ETag of a table response: it names the metadata file and
+// the snapshots mode, the two things that decide the body.
+func tableETag(metadataLocation, mode string) string {
+	sum := sha256.Sum256([]byte(metadataLocation + "\x00" + mode))
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
 func (s *Server) sendTable(c echo.Context, t *catalog.LoadedTable, mode string) error {
 	if t.MetadataLocation != "" {
-		sum := sha256.Sum256([]byte(t.MetadataLocation + "\x00" + mode))
-		etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+		etag := tableETag(t.MetadataLocation, mode)
 		c.Response().Header().Set("ETag", etag)
 		if match := c.Request().Header.Get("If-None-Match"); match != "" && (match == etag || match == "W/"+etag) {
 			return c.NoContent(http.StatusNotModified)
@@ -192,6 +198,10 @@ func (s *Server) commitTable(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The spec's CommitTableResponse carries the ETag a later loadTable
+	// (which defaults to snapshots=all, the body sent here) honours in
+	// If-None-Match.
+	c.Response().Header().Set("ETag", tableETag(t.MetadataLocation, "all"))
 	return c.JSON(http.StatusOK, spec.CommitTableResponse{MetadataLocation: t.MetadataLocation, Metadata: t.MetadataJSON})
 }
 
