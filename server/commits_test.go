@@ -153,7 +153,7 @@ func TestCommitTableUpdates(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "updates")
 
-	// snapshotOf returns the current snapshot id of tbl.
+	// current returns the current snapshot id of tbl.
 	current := func(tbl *table.Table) int64 { return tbl.CurrentSnapshot().SnapshotID }
 	tag := func(t *testing.T, tbl *table.Table, name string) *table.Table {
 		commitUpdates(t, e, tbl, []table.Requirement{table.AssertRefSnapshotID(name, nil)},

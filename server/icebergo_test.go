@@ -682,7 +682,7 @@ func TestNamespaceSpecialCharacters(t *testing.T) {
 		}
 		got, err := e.cat.ListNamespaces(t.Context(), table.Identifier(parent))
 		require.NoError(t, err)
-		assert.Len(t, got, len(levels)+0)
+		assert.Len(t, got, len(levels))
 	})
 }
 
