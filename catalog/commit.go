@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -101,18 +103,23 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 			// previous attempt: this attempt is a server-side rebase.
 			commitRetriesTotal.Inc()
 		}
-		var changes []PointerChange
+		// A table whose entry only asserts requirements still takes part in
+		// the swap as a check-only change, so a concurrent commit to it
+		// between stage and swap fails the whole transaction.
+		changes := make([]PointerChange, 0, len(staged))
+		swapped := 0
 		for _, s := range staged {
-			if !s.noop {
-				changes = append(changes, s.change)
+			ch := s.change
+			if s.noop {
+				ch.MetadataLocation = ""
+			} else {
+				swapped++
 			}
+			changes = append(changes, ch)
 		}
-		err := error(nil)
-		if len(changes) > 0 {
-			err = c.store.CommitPointers(ctx, changes)
-		}
+		err := c.store.CommitPointers(ctx, changes)
 		if err == nil {
-			commitsTotal.Add(float64(len(changes)))
+			commitsTotal.Add(float64(swapped))
 			out := make([]*LoadedTable, len(staged))
 			for i, s := range staged {
 				if !s.noop && s.base != nil {
@@ -137,6 +144,9 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 		// each head and re-checking requirements against it. A commit whose
 		// requirements no longer hold fails in stage with ErrCommitFailed.
 		c.log.Debug("commit lost pointer swap; rebasing", "attempt", attempt, "err", err)
+		// Back off a random 0..attempt ms so that rebasing writers on one
+		// hot table spread out instead of colliding again in lockstep.
+		time.Sleep(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond))))
 	}
 }
 

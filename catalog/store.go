@@ -40,7 +40,8 @@ type PointerChange struct {
 	// ExpectedVersion is the version the change was planned on; 0 creates
 	// the pointer, which then must not exist (as a table or a view).
 	ExpectedVersion int64
-	// MetadataLocation is the new metadata file.
+	// MetadataLocation is the new metadata file; "" makes the change a
+	// check only: the version must match and nothing is written.
 	MetadataLocation string
 }
 

@@ -78,6 +78,12 @@ func (s *Store) CommitPointers(ctx context.Context, changes []catalog.PointerCha
 			case c.ExpectedVersion != 0 && cur.Version != c.ExpectedVersion:
 				return catalog.Errorf(catalog.ErrCommitFailed, "%s %s changed concurrently: expected version %d != %d", c.Kind.Title(), c.Ident, c.ExpectedVersion, cur.Version)
 			}
+			if c.MetadataLocation == "" {
+				if c.ExpectedVersion == 0 {
+					return catalog.Errorf(catalog.ErrInvalidArgument, "check-only change of %s needs an expected version", c.Ident)
+				}
+				continue
+			}
 			next := pointerRecord{Kind: c.Kind, MetadataLocation: c.MetadataLocation, Version: c.ExpectedVersion + 1}
 			if err := putPointer(tx, c.Ident, next); err != nil {
 				return err

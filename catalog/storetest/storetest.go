@@ -605,6 +605,9 @@ func testCommitIsAtomic(t *testing.T, newStore func(t *testing.T) catalog.Store)
 		staleA = catalog.PointerChange{Ident: id("b", "t2"), Kind: catalog.KindTable, ExpectedVersion: 3, MetadataLocation: loc("t2-next")}
 		dupA   = catalog.PointerChange{Ident: id("b", "t2"), Kind: catalog.KindTable, MetadataLocation: loc("t2-dup")}
 		noNS   = catalog.PointerChange{Ident: id("zz", "new"), Kind: catalog.KindTable, MetadataLocation: loc("zz")}
+		// Check-only changes (no MetadataLocation) assert a version.
+		checkT2      = catalog.PointerChange{Ident: id("b", "t2"), Kind: catalog.KindTable, ExpectedVersion: 1}
+		staleCheckT2 = catalog.PointerChange{Ident: id("b", "t2"), Kind: catalog.KindTable, ExpectedVersion: 2}
 	)
 	tests := []struct {
 		name    string
@@ -616,6 +619,7 @@ func testCommitIsAtomic(t *testing.T, newStore func(t *testing.T) catalog.Store)
 		{"stale change in the middle", []catalog.PointerChange{t1, staleA, fresh}, catalog.ErrCommitFailed},
 		{"create of a taken name", []catalog.PointerChange{t1, fresh, dupA}, catalog.ErrTableAlreadyExists},
 		{"create in a missing namespace", []catalog.PointerChange{t1, fresh, noNS}, catalog.ErrNoSuchNamespace},
+		{"stale check-only change", []catalog.PointerChange{t1, staleCheckT2}, catalog.ErrCommitFailed},
 	}
 	for _, tt := range tests {
 		t.Run("none applied: "+tt.name, func(t *testing.T) {
@@ -626,6 +630,12 @@ func testCommitIsAtomic(t *testing.T, newStore func(t *testing.T) catalog.Store)
 			requireNoPointer(t, s, id("zz", "new"))
 		})
 	}
+	t.Run("check-only change holds and writes nothing", func(t *testing.T) {
+		s := fixture(t)
+		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{t1, checkT2}))
+		requirePointer(t, s, id("a", "t1"), catalog.KindTable, catalog.Pointer{Kind: catalog.KindTable, MetadataLocation: loc("t1-next"), Version: 2})
+		requirePointer(t, s, id("b", "t2"), catalog.KindTable, catalog.Pointer{Kind: catalog.KindTable, MetadataLocation: loc("t2"), Version: 1})
+	})
 	t.Run("all applied", func(t *testing.T) {
 		s := fixture(t)
 		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{t1, t2, v, fresh}))
