@@ -13,7 +13,11 @@
 #          (.tarn-requirements.sha256) holding the hash of requirements.txt
 #          makes a warm run skip pip entirely (about a second); a changed
 #          requirements.txt reinstalls. Set TARN_VENV_RECREATE=1 to force a
-#          fresh venv.
+#          fresh venv. TARN_REQUIREMENTS names another fully pinned file to
+#          install instead (with TARN_VENV, a second venv: e.g.
+#          conformance/pyiceberg/run_upstream.sh, whose extra test deps
+#          conflict with pins here); it must keep the packages the import
+#          check below needs.
 #
 # Needs:   python3 >= 3.10 with the venv module (override the interpreter with
 #          TARN_PYTHON). On a bare Debian machine, run as root, it installs
@@ -43,6 +47,11 @@
 # (the duckdb CLI can do the same with
 #  SET extension_directory='<venv>/lib/python3.X/site-packages/duckdb_ext/extensions').
 # `INSTALL iceberg` is neither needed nor wanted: it would try to download.
+# Checked against Apache Iceberg's Java REST fixture with a file:// warehouse:
+#     ATTACH '' AS ice (TYPE iceberg, ENDPOINT 'http://127.0.0.1:8181',
+#                       AUTHORIZATION_TYPE 'none');
+#     SELECT count(*) FROM ice."<namespace>".<table>;   -- and iceberg_scan('<metadata.json>')
+# both read a table written by pyiceberg, with no network.
 # parquet, json and icu are built into the duckdb 1.4.4 wheel. The iceberg
 # extension autoloads avro from the same directory. Checked: all three load
 # and `duckdb_extensions()` reports their install_path inside the venv.
@@ -51,7 +60,7 @@ set -euo pipefail
 log() { printf 'setup-python: %s\n' "$*" >&2; }
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-req="$here/requirements.txt"
+req="${TARN_REQUIREMENTS:-$here/requirements.txt}"
 cache_dir="${HOME:?HOME must be set}/.cache/tarn"
 venv="${TARN_VENV:-$cache_dir/venv}"
 stamp="$venv/.tarn-requirements.sha256"
@@ -70,7 +79,7 @@ want_hash="$(sha256sum "$req" | cut -d' ' -f1)"
 
 # Imports that prove the venv is whole (the duckdb_ext check proves the
 # extension wheels' files are present).
-probe='import sys, pyiceberg, pyarrow, pytest, duckdb, duckdb_ext, os
+probe='import sys, pyiceberg, pyiceberg_core, pyarrow, pytest, duckdb, duckdb_ext, os
 d = duckdb_ext.get_extension_dir()
 v = "v" + duckdb.__version__
 for e in ("iceberg", "httpfs", "avro"):
