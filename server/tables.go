@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -214,7 +215,13 @@ func (s *Server) dropTable(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	purge := c.QueryParam("purgeRequested") == "true"
+	// pyiceberg sends "True": booleans are read as strconv.ParseBool does.
+	purge := false
+	if v := c.QueryParam("purgeRequested"); v != "" {
+		if purge, err = strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("%w: purgeRequested must be true or false, got %q", errBadRequest, v)
+		}
+	}
 	if err := s.cat.DropTable(c.Request().Context(), wh, id, purge); err != nil {
 		return err
 	}

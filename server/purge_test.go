@@ -1,0 +1,81 @@
+package server_test
+
+import (
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// filesUnder lists the regular files below a file:// location.
+func filesUnder(t *testing.T, location string) []string {
+	t.Helper()
+	u, err := url.Parse(location)
+	require.NoError(t, err)
+	var files []string
+	err = filepath.WalkDir(u.Path, func(p string, d fs.DirEntry, err error) error {
+		if os.IsNotExist(err) {
+			return fs.SkipDir
+		}
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	require.NoError(t, err)
+	return files
+}
+
+// Regression: pyiceberg sends purgeRequested=True (capital T); Tarn only
+// recognised "true", so pyiceberg's purge_table dropped the table and left
+// every data, manifest and metadata file behind.
+func TestDropTablePurge(t *testing.T) {
+	for _, tt := range []struct {
+		query     string
+		wantFiles bool
+	}{
+		{"?purgeRequested=True", false},
+		{"?purgeRequested=true", false},
+		{"?purgeRequested=false", true},
+		{"", true},
+	} {
+		t.Run("query "+tt.query, func(t *testing.T) {
+			e := newEnv(t)
+			ns := e.namespace(t, "p")
+			tbl := e.createTable(t, ns, "t")
+			tbl = appendRows(t, tbl, 1, 2, 3)
+			appendRows(t, tbl, 4, 5)
+			before := filesUnder(t, tbl.Location())
+			// 3 metadata files, 2 manifest lists, 2 manifests, 2 data files.
+			require.Len(t, before, 9, "files: %v", before)
+
+			rsp := e.do(t, http.MethodDelete, tablePath(ns, "t")+tt.query, nil)
+			require.Equal(t, http.StatusNoContent, rsp.Status, "body: %s", rsp.Body)
+			exists, err := e.cat.CheckTableExists(t.Context(), tableIdent(ns, "t"))
+			require.NoError(t, err)
+			require.False(t, exists)
+			if tt.wantFiles {
+				require.ElementsMatch(t, before, filesUnder(t, tbl.Location()))
+				return
+			}
+			require.Empty(t, filesUnder(t, tbl.Location()))
+			u, err := url.Parse(tbl.Location())
+			require.NoError(t, err)
+			require.NoDirExists(t, u.Path, "the table directory is removed once empty")
+		})
+	}
+	t.Run("bad value", func(t *testing.T) {
+		e := newEnv(t)
+		ns := e.namespace(t, "p")
+		e.createTable(t, ns, "t")
+		rsp := e.do(t, http.MethodDelete, tablePath(ns, "t")+"?purgeRequested=maybe", nil)
+		requireBadRequest(t, rsp)
+		exists, err := e.cat.CheckTableExists(t.Context(), tableIdent(ns, "t"))
+		require.NoError(t, err)
+		require.True(t, exists)
+	})
+}
