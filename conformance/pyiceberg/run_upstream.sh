@@ -83,6 +83,11 @@ test_file="tests/integration/test_catalog.py"
 
 # Point the hard-wired rest_catalog fixture at TARN_URI (the module imports os).
 sed -i 's|RestCatalog("rest", uri="http://localhost:8181")|RestCatalog("rest", uri=os.environ["TARN_URI"])|' "$src/$test_file"
+# test_rest_custom_namespace_separator asserts that the server configures "." as
+# its namespace separator, as Iceberg's Java test fixture does; that is a server
+# option, and Tarn keeps the spec's default (%1F), under which namespace levels
+# may themselves contain dots. Marked skipped with that reason.
+sed -i 's|^def test_rest_custom_namespace_separator(|@pytest.mark.skip(reason="server option: Tarn keeps the spec default namespace separator %1F where the Java fixture sets a dot")\ndef test_rest_custom_namespace_separator(|' "$src/$test_file"
 select="rest_test_catalog or test_rest_"
 if ! grep -q 'uri=os.environ\["TARN_URI"\]' "$src/$test_file"; then
   echo "$suite: could not repoint the rest_catalog fixture; running only rest_test_catalog tests" >&2
