@@ -3,10 +3,13 @@ package catalog
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/avro/ocf"
 )
 
 // purgeTable deletes the files a dropped table's metadata references:
@@ -72,8 +75,27 @@ func referencedFiles(ctx context.Context, wh *Warehouse, md table.Metadata) ([]s
 	for _, snap := range md.Snapshots() {
 		manifests, err := snap.Manifests(fs)
 		if err != nil {
-			errs = append(errs, err)
-			continue
+			// iceberg-go resolves a manifest list against the spec's schema
+			// and refuses one whose required fields are written as optional,
+			// as DuckDB 1.4 writes them. Purge needs only the paths: read
+			// them with the file's own schema.
+			paths, lerr := avroStrings(fs, snap.ManifestList, "manifest_path")
+			if lerr != nil {
+				errs = append(errs, err)
+			}
+			for _, p := range paths {
+				if seen[p] {
+					continue
+				}
+				files, err := avroStrings(fs, p, "data_file", "file_path")
+				if err != nil {
+					errs = append(errs, err)
+				}
+				for _, f := range files {
+					add(f)
+				}
+				add(p)
+			}
 		}
 		for _, m := range manifests {
 			if seen[m.FilePath()] {
@@ -100,6 +122,40 @@ func referencedFiles(ctx context.Context, wh *Warehouse, md table.Metadata) ([]s
 		add(e.MetadataFile)
 	}
 	return out, errors.Join(errs...)
+}
+
+// avroStrings reads the Avro file at loc with its own schema and returns,
+// for every record, the string at the path of field names (a missing or
+// null value is skipped).
+func avroStrings(fs icebergio.IO, loc string, path ...string) ([]string, error) {
+	f, err := fs.Open(loc)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rd, err := ocf.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	var out []string
+	for {
+		var rec map[string]any
+		if err := rd.Decode(&rec); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		var v any = rec
+		for _, name := range path {
+			m, _ := v.(map[string]any)
+			v = m[name]
+		}
+		if s, ok := v.(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
 }
 
 // removeEmptyDirs removes dir and every directory below it that is empty
