@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# A real Confluent-compatible Schema Registry for end-to-end tests: Apicurio
+# Registry 2.4.2.Final (Apache 2.0), built from Maven Central jars (see
+# scripts/schema-registry/pom.xml for how and why that version), serving the
+# Confluent API at /apis/ccompat/v7. No Kafka needed: it stores schemas in an
+# H2 database file under DIR.
+#
+#   scripts/schema-registry.sh start  [DIR]  # start, wait until GET /subjects answers
+#   scripts/schema-registry.sh stop   [DIR]  # SIGTERM, wait (SIGKILL after 30 s)
+#   scripts/schema-registry.sh status [DIR]  # exit 0 and print the variables if running
+#   scripts/schema-registry.sh setup         # only build; prints the quarkus-app dir
+#
+# `start` prints, on stdout, lines meant for eval:
+#   SCHEMA_REGISTRY_URL=http://127.0.0.1:PORT/apis/ccompat/v7
+#   SCHEMA_REGISTRY_DIR=/abs/dir   SCHEMA_REGISTRY_PID=1234   SCHEMA_REGISTRY_LOG=...
+# SCHEMA_REGISTRY_URL is the Confluent API root: give it as is to franz-go's
+# sr.URLs, confluent-kafka's SchemaRegistryClient, or curl ($URL/subjects).
+# Progress and errors go to stderr.
+#
+# DIR (created if missing) holds the H2 database (h2/), registry.log and
+# registry.pid; a later `start DIR` finds the same schemas and ids again, on
+# the same port when it is still free. Without DIR, `start` makes a temporary
+# directory, remembered in ${TARN_RUN_DIR:-${TMPDIR:-/tmp}}/tarn-schema-registry.current
+# for `stop`/`status` without DIR; `stop` deletes such a temporary directory.
+#
+# How it differs from Confluent's registry, as seen by a client:
+#   - default compatibility is NONE (Confluent: BACKWARD); set it per subject
+#     or globally with PUT /config if a test needs checks;
+#   - schema ids are Apicurio content ids: the same schema text registered
+#     under two subjects gets one id (as in Confluent); ids start at 1.
+#
+# Env:
+#   JAVA_HOME                   Java 11+ (default: java on PATH)
+#   SCHEMA_REGISTRY_PORT        port to use (default: a free one)
+#   SCHEMA_REGISTRY_HEAP_OPTS   default "-Xmx256m -Xms64m"
+#   SCHEMA_REGISTRY_JVM_OPTS    extra JVM options (e.g. -Dquarkus.log.level=DEBUG)
+#   SCHEMA_REGISTRY_START_TIMEOUT  seconds (default 120)
+#   TARN_CACHE                  cache root (default $HOME/.cache/tarn)
+set -euo pipefail
+shopt -s inherit_errexit
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+pom="$here/schema-registry/pom.xml"
+cache="${TARN_CACHE:-$HOME/.cache/tarn}"
+run_dir="${TARN_RUN_DIR:-${TMPDIR:-/tmp}}"
+current_file="$run_dir/tarn-schema-registry.current"
+java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+api=/apis/ccompat/v7
+
+log() { echo "schema-registry: $*" >&2; }
+die() { log "$*"; exit 1; }
+usage() { echo "usage: $0 start|stop|status [DIR] | setup" >&2; exit 2; }
+
+# --- build ------------------------------------------------------------------
+
+setup() {
+  local version out stamp tmp start
+  version=$(sed -n 's:.*<apicurio.version>\(.*\)</apicurio.version>.*:\1:p' "$pom")
+  out="$cache/apicurio-registry/$version"
+  stamp="$(sha256sum "$pom" | cut -c1-64) $version"
+  if [[ -f "$out/.stamp" && "$(cat "$out/.stamp")" == "$stamp" ]]; then
+    echo "$out/quarkus-app"
+    return
+  fi
+  command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+  mkdir -p "$cache/apicurio-registry"
+  exec 9>"$cache/apicurio-registry/.lock"
+  flock 9
+  if [[ -f "$out/.stamp" && "$(cat "$out/.stamp")" == "$stamp" ]]; then
+    exec 9>&-
+    echo "$out/quarkus-app"
+    return
+  fi
+  log "building Apicurio Registry $version into $out (Maven, repository $cache/m2)"
+  start=$SECONDS
+  tmp=$(mktemp -d "$cache/apicurio-registry/.tmp.XXXXXX")
+  mkdir -p "$tmp/build"
+  cp "$pom" "$tmp/build/pom.xml" # build from a copy so Maven never writes into the repo
+  if ! (cd "$tmp/build" && mvn -B -Dmaven.repo.local="$cache/m2" \
+    -Dquarkus.package.type=fast-jar package) >"$tmp/mvn.log" 2>&1; then
+    grep -E '^\[(ERROR|WARNING)\]' "$tmp/mvn.log" | head -n 40 >&2 || true
+    log "full Maven log: $tmp/mvn.log"
+    die "mvn failed"
+  fi
+  [[ -f $tmp/build/target/quarkus-app/quarkus-run.jar ]] || die "no quarkus-app in the build (Maven log: $tmp/mvn.log)"
+  mv "$tmp/build/target/quarkus-app" "$tmp/quarkus-app"
+  rm -rf "$tmp/build" "$tmp/mvn.log"
+  echo "$stamp" >"$tmp/.stamp"
+  rm -rf "$out"
+  mv "$tmp" "$out"
+  exec 9>&-
+  log "built in $((SECONDS - start))s"
+  echo "$out/quarkus-app"
+}
+
+# --- helpers ----------------------------------------------------------------
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+port_free() {
+  python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null
+}
+elapsed() { local ms=$(($(date +%s%3N) - $1)); printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)); }
+
+# The pid file's process is alive and is this DIR's registry (not a reused pid).
+running() {
+  local pid
+  [[ -f $dir/registry.pid ]] || return 1
+  pid=$(cat "$dir/registry.pid")
+  [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "jdbc:h2:file:$dir/h2/"
+}
+answers() { curl -fsS -m 5 -o /dev/null "http://127.0.0.1:$1$api/subjects" 2>/dev/null; }
+port_of() { cat "$dir/registry.port"; }
+
+print_vars() {
+  echo "SCHEMA_REGISTRY_URL=http://127.0.0.1:$(port_of)$api"
+  echo "SCHEMA_REGISTRY_DIR=$dir"
+  echo "SCHEMA_REGISTRY_PID=$(cat "$dir/registry.pid")"
+  echo "SCHEMA_REGISTRY_LOG=$dir/registry.log"
+}
+
+resolve_dir() {
+  if [[ -n ${1:-} ]]; then
+    mkdir -p "$1"
+    dir=$(cd "$1" && pwd)
+  elif [[ -f $current_file ]]; then
+    dir=$(cat "$current_file")
+  else
+    dir=""
+  fi
+}
+
+# --- commands ---------------------------------------------------------------
+
+cmd_start() {
+  local app port pid t0 deadline
+  t0=$(date +%s%3N)
+  if [[ -n ${1:-} ]]; then
+    resolve_dir "$1"
+  else
+    mkdir -p "$run_dir"
+    dir=$(mktemp -d "$run_dir/tarn-schema-registry.XXXXXX")
+    touch "$dir/.tarn-temporary"
+  fi
+  if running; then
+    answers "$(port_of)" || die "a registry is running in $dir (pid $(cat "$dir/registry.pid")) but does not answer; stop it first"
+    log "already running in $dir (pid $(cat "$dir/registry.pid"))"
+    print_vars
+    return
+  fi
+  app=$(setup)
+  command -v "$java" >/dev/null || die "java not found (set JAVA_HOME)"
+
+  port="${SCHEMA_REGISTRY_PORT:-}"
+  [[ -n $port || ! -f $dir/registry.port ]] || port=$(cat "$dir/registry.port")
+  if [[ -z $port ]] || ! port_free "$port"; then
+    [[ -z ${SCHEMA_REGISTRY_PORT:-} ]] || die "SCHEMA_REGISTRY_PORT=$SCHEMA_REGISTRY_PORT is in use"
+    port=$(free_port)
+  fi
+  echo "$port" >"$dir/registry.port"
+  mkdir -p "$dir/h2"
+
+  # -Dquarkus.*: Quarkus runtime config (host, port, datasource) overrides
+  # the app's application.properties.
+  setsid nohup "$java" ${SCHEMA_REGISTRY_HEAP_OPTS:--Xmx256m -Xms64m} -XX:+UseSerialGC \
+    -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
+    -Dquarkus.datasource.jdbc.url="jdbc:h2:file:$dir/h2/registry" \
+    -Dquarkus.log.category.\"io.sentry\".level=ERROR \
+    ${SCHEMA_REGISTRY_JVM_OPTS:-} \
+    -jar "$app/quarkus-run.jar" >"$dir/registry.log" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$dir/registry.pid"
+  mkdir -p "$run_dir"
+  echo "$dir" >"$current_file"
+
+  deadline=$((SECONDS + ${SCHEMA_REGISTRY_START_TIMEOUT:-120}))
+  while ((SECONDS < deadline)); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 40 "$dir/registry.log" >&2
+      die "registry exited during startup (log above: $dir/registry.log)"
+    fi
+    if answers "$port"; then
+      log "ready on http://127.0.0.1:$port$api in $(elapsed "$t0")s (pid $pid, dir $dir)"
+      print_vars
+      return
+    fi
+    sleep 0.2
+  done
+  tail -n 40 "$dir/registry.log" >&2
+  kill "$pid" 2>/dev/null || true
+  die "registry did not answer GET $api/subjects on port $port within ${SCHEMA_REGISTRY_START_TIMEOUT:-120}s"
+}
+
+cmd_stop() {
+  local pid
+  resolve_dir "${1:-}"
+  if [[ -z $dir ]] || ! running; then
+    log "not running${dir:+ in $dir}"
+    [[ -z $dir ]] || rm -f "$dir/registry.pid"
+  else
+    pid=$(cat "$dir/registry.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 150); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.2
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "pid $pid still alive after 30s, SIGKILL"
+      kill -9 "$pid" 2>/dev/null || true
+      while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+    fi
+    rm -f "$dir/registry.pid"
+    log "stopped (pid $pid)"
+  fi
+  if [[ -n $dir && -f $current_file && "$(cat "$current_file")" == "$dir" ]]; then
+    rm -f "$current_file"
+  fi
+  if [[ -n $dir && -f $dir/.tarn-temporary ]]; then
+    rm -rf "$dir"
+  fi
+}
+
+cmd_status() {
+  resolve_dir "${1:-}"
+  if [[ -n $dir ]] && running && answers "$(port_of)"; then
+    print_vars
+  else
+    log "not running${dir:+ in $dir}"
+    return 1
+  fi
+}
+
+[[ $# -ge 1 && $# -le 2 ]] || usage
+dir=""
+case $1 in
+start) cmd_start "${2:-}" ;;
+stop) cmd_stop "${2:-}" ;;
+status) cmd_status "${2:-}" ;;
+setup) setup ;;
+*) usage ;;
+esac
