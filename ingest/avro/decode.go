@@ -1,0 +1,670 @@
+package avro
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	hamba "github.com/hamba/avro/v2"
+)
+
+// Decoder turns Avro binary payloads written with one writer schema into
+// rows of an Arrow record whose schema comes from a target Iceberg schema
+// (the table's, see [Decoder.ArrowSchema]).
+//
+// The target may differ from the writer schema as Iceberg schema evolution
+// allows (DESIGN.md "Schema evolution"); fields are matched by name path:
+//
+//   - target columns the writer lacks, at any depth, get null (they must be
+//     optional);
+//   - int → long, float → double, decimal(P,S) → decimal(P',S) with P' >= P;
+//   - a required writer field may fill an optional column;
+//   - a general union's struct may have more branch fields than the writer's
+//     union (branches dropped from the writer stay null).
+//
+// Anything else is refused by [NewDecoder] with ErrIncompatible, including a
+// writer field the target lacks (the pipeline must evolve the table first;
+// dropping data silently is never right).
+//
+// # Atomicity
+//
+// Append works in two passes over a compiled plan. The read pass decodes
+// the whole payload with hamba/avro's Reader, converts every value to its
+// column's Arrow representation and checks that it fits (decimal precision,
+// uuid syntax, UTF-8, time ranges), storing the results on a tape (flat
+// typed slices reused across rows). Only when the payload was read to its
+// last byte without error does the write pass replay the tape into the
+// builders; the write pass cannot fail. So an error never leaves a partial
+// row, and no builder rollback is needed.
+//
+// Values: timestamps and times in microseconds (millis are scaled), dates
+// in days since the epoch, decimals as decimal128 at the column's scale,
+// uuids as arrow-go's uuid extension type (16 bytes, as iceberg-go maps
+// uuid), maps as Arrow map<string, V>.
+//
+// A Decoder is not safe for concurrent use; use one per goroutine. In steady
+// state Append allocates nothing.
+type Decoder struct {
+	schema  *arrow.Schema
+	root    recordNode
+	st      state
+	checked *arrow.Schema // last builder schema found compatible
+}
+
+// Option configures a Decoder.
+type Option func(*options)
+
+type options struct {
+	callerColumns []string
+}
+
+// WithCallerColumns names top-level target columns that Append leaves
+// alone: the caller appends exactly one value to each after every Append
+// that returned nil. This is how the pipeline fills the _kafka column
+// (DESIGN.md "Kafka metadata column"). A writer field with one of these
+// names is refused with ErrIncompatible.
+func WithCallerColumns(names ...string) Option {
+	return func(o *options) { o.callerColumns = append(o.callerColumns, names...) }
+}
+
+// NewDecoder compiles a plan from the writer schema (a record; see
+// [ToIceberg] for what is supported) to the target Iceberg schema.
+//
+// Errors are *FieldError wrapping ErrUnsupported (the writer schema cannot
+// be mapped at all) or ErrIncompatible (the pair cannot be decoded: the
+// path names the first offending field and the message the change).
+func NewDecoder(writer hamba.Schema, target *iceberg.Schema, opts ...Option) (*Decoder, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+
+	// Mapping the writer schema on its own refuses recursion and
+	// unsupported constructs with their own, clearer errors.
+	if _, err := ToIceberg(writer); err != nil {
+		return nil, err
+	}
+
+	sc, err := table.SchemaToArrowSchema(target, nil, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("avro: arrow schema of the target: %w", err)
+	}
+
+	st := target.AsStruct()
+	root, err := compileRecord(deref(writer).(*hamba.RecordSchema), &st, "", o.callerColumns)
+	if err != nil {
+		return nil, err
+	}
+
+	return &Decoder{schema: sc, root: *root, st: state{r: hamba.NewReader(nil, 0)}}, nil
+}
+
+// ArrowSchema is the schema of the RecordBuilder that Append takes: the
+// target Iceberg schema converted by iceberg-go's table.SchemaToArrowSchema
+// with field IDs ("PARQUET:field_id" metadata) and small (32-bit offset)
+// types.
+func (d *Decoder) ArrowSchema() *arrow.Schema { return d.schema }
+
+// Append decodes one Avro binary payload (a Kafka record value after the
+// Confluent 5-byte header) and appends it as one row to b, whose schema
+// must be [Decoder.ArrowSchema] (or have the same names and types). Columns
+// named by WithCallerColumns are not touched.
+//
+// On error nothing was appended. Errors are *FieldError wrapping
+// ErrMalformed or ErrOutOfRange (both ErrBadRecord), or ErrBuilderSchema.
+func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
+	if s := b.Schema(); s != d.checked {
+		if !sameShape(s, d.schema) {
+			return ErrBuilderSchema
+		}
+		d.checked = s
+	}
+
+	st := &d.st
+	st.reset(payload)
+	if err := d.root.readFields(st); err != nil {
+		return err
+	}
+	// Peek sets io.EOF only at the end of the payload: anything left means
+	// the payload was not written with this schema.
+	st.r.Peek()
+	if st.r.Error == nil {
+		return &FieldError{Err: fmt.Errorf("%w: trailing bytes after the record", ErrMalformed)}
+	}
+
+	t := &st.t
+	for i := range d.root.fields {
+		f := &d.root.fields[i]
+		f.node.write(t, b.Field(f.col))
+	}
+	for _, col := range d.root.missing {
+		b.Field(col).AppendNull()
+	}
+
+	return nil
+}
+
+// sameShape reports whether two Arrow schemas have the same top-level
+// names, nullability and types (metadata aside), so every type assertion in
+// the write pass holds.
+func sameShape(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.NumFields() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !arrow.TypeEqual(fa.Type, fb.Type) {
+			return false
+		}
+	}
+
+	return true
+}
+
+// state is the per-Decoder scratch of one Append.
+type state struct {
+	r     *hamba.Reader
+	t     tape
+	limit int64 // payload length: no length or count in it can be larger
+}
+
+func (s *state) reset(payload []byte) {
+	s.r.Reset(payload)
+	s.r.Error = nil // Reset keeps the previous payload's error
+	s.limit = int64(len(payload))
+	s.t.reset()
+}
+
+// tape holds one row's converted values in read order, one slice per
+// representation; the write pass pops them in the same order.
+type tape struct {
+	ints   []int64 // bool, int, long, date, time, timestamp, null flags, union branches, counts
+	floats []float64
+	bytes  [][]byte // string, bytes, fixed, uuid, enum symbols, map keys
+	decs   []decimal128.Num
+	buf    []byte // backing store for bytes read from the payload
+
+	ni, nf, nb, nd int // read cursors of the write pass
+}
+
+// maxRetainedBytes caps the byte buffer a tape keeps between rows, so one
+// huge record does not pin its size for the decoder's lifetime.
+const maxRetainedBytes = 4 << 20
+
+func (t *tape) reset() {
+	if cap(t.buf) > maxRetainedBytes {
+		t.buf = nil
+	}
+	t.ints, t.floats, t.bytes, t.decs, t.buf = t.ints[:0], t.floats[:0], t.bytes[:0], t.decs[:0], t.buf[:0]
+	t.ni, t.nf, t.nb, t.nd = 0, 0, 0, 0
+}
+
+func (t *tape) int() int64 {
+	v := t.ints[t.ni]
+	t.ni++
+
+	return v
+}
+
+func (t *tape) float() float64 {
+	v := t.floats[t.nf]
+	t.nf++
+
+	return v
+}
+
+func (t *tape) byteSlice() []byte {
+	v := t.bytes[t.nb]
+	t.nb++
+
+	return v
+}
+
+func (t *tape) dec() decimal128.Num {
+	v := t.decs[t.nd]
+	t.nd++
+
+	return v
+}
+
+// take reserves n bytes of the tape's buffer. Slices handed out earlier stay
+// valid when the buffer grows: they keep the old backing array.
+func (t *tape) take(n int) []byte {
+	start := len(t.buf)
+	t.buf = slices.Grow(t.buf, n)[:start+n]
+
+	return t.buf[start : start+n : start+n]
+}
+
+// node is one compiled step of the plan: read decodes a value of the writer
+// type, converts and checks it and records it on the tape; write appends
+// the recorded value to the column's builder and cannot fail.
+type node interface {
+	read(s *state) error
+	write(t *tape, b array.Builder)
+}
+
+func malformed(path string, format string, args ...any) error {
+	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)}
+}
+
+func outOfRange(path string, format string, args ...any) error {
+	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrOutOfRange}, args...)...)}
+}
+
+func incompatible(path string, format string, args ...any) error {
+	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrIncompatible}, args...)...)}
+}
+
+// readErr turns the Reader's error, if any, into a malformed-payload error.
+func readErr(s *state, path string) error {
+	if s.r.Error == nil {
+		return nil
+	}
+
+	return malformed(path, "%v", s.r.Error)
+}
+
+// readLen reads a length or count and checks it against the payload size:
+// every encoded value takes at least one byte (ToIceberg refuses empty
+// records and fixed(0)), so a larger count can only be corruption, and
+// refusing it early bounds both allocation and looping.
+func readLen(s *state, path, what string) (int64, error) {
+	n := s.r.ReadLong()
+	if err := readErr(s, path); err != nil {
+		return 0, err
+	}
+	if n < 0 || n > s.limit {
+		return 0, malformed(path, "%s %d out of range for a %d-byte payload", what, n, s.limit)
+	}
+
+	return n, nil
+}
+
+// readBytes reads an Avro bytes or string value into the tape's buffer.
+func readBytes(s *state, path string) ([]byte, error) {
+	n, err := readLen(s, path, "length")
+	if err != nil {
+		return nil, err
+	}
+	b := s.t.take(int(n))
+	if n > 0 {
+		s.r.Read(b)
+	}
+
+	return b, readErr(s, path)
+}
+
+// recordNode is an Avro record written to an Iceberg struct (or, at the
+// top, to the record builder's columns).
+type recordNode struct {
+	path    string
+	fields  []fieldNode // writer fields, in writer order
+	missing []int       // target columns the writer lacks: appended null
+}
+
+type fieldNode struct {
+	col  int // index of the target column
+	node node
+}
+
+func compileRecord(w *hamba.RecordSchema, target *iceberg.StructType, path string, callerColumns []string) (*recordNode, error) {
+	n := &recordNode{path: path}
+	used := make([]bool, len(target.FieldList))
+	for _, wf := range w.Fields() {
+		fp := join(path, wf.Name())
+		if slices.Contains(callerColumns, wf.Name()) {
+			return nil, incompatible(fp, "the writer has a field named like the reserved column %q", wf.Name())
+		}
+		col := slices.IndexFunc(target.FieldList, func(f iceberg.NestedField) bool { return f.Name == wf.Name() })
+		if col < 0 {
+			return nil, incompatible(fp, "the table has no such column; evolve the table first")
+		}
+		tf := target.FieldList[col]
+		fn, err := compile(wf.Type(), tf.Type, tf.Required, fp)
+		if err != nil {
+			return nil, err
+		}
+		used[col] = true
+		n.fields = append(n.fields, fieldNode{col: col, node: fn})
+	}
+	for col, tf := range target.FieldList {
+		if used[col] || slices.Contains(callerColumns, tf.Name) {
+			continue
+		}
+		if tf.Required {
+			return nil, incompatible(join(path, tf.Name), "required column missing from the writer schema")
+		}
+		n.missing = append(n.missing, col)
+	}
+
+	return n, nil
+}
+
+func (n *recordNode) readFields(s *state) error {
+	for i := range n.fields {
+		if err := n.fields[i].node.read(s); err != nil {
+			return err
+		}
+	}
+
+	return nil
+}
+
+func (n *recordNode) read(s *state) error { return n.readFields(s) }
+
+func (n *recordNode) write(t *tape, b array.Builder) {
+	sb := b.(*array.StructBuilder)
+	sb.Append(true)
+	for i := range n.fields {
+		f := &n.fields[i]
+		f.node.write(t, sb.FieldBuilder(f.col))
+	}
+	for _, col := range n.missing {
+		sb.FieldBuilder(col).AppendNull()
+	}
+}
+
+// compile builds the node for writer schema w into a target column of type
+// tt; required tells whether that column is required.
+func compile(w hamba.Schema, tt iceberg.Type, required bool, path string) (node, error) {
+	switch w := deref(w).(type) {
+	case *hamba.UnionSchema:
+		return compileUnion(w, tt, required, path)
+	case *hamba.RecordSchema:
+		st, ok := tt.(*iceberg.StructType)
+		if !ok {
+			return nil, incompatible(path, "writer record %s, table %s", w.FullName(), tt)
+		}
+
+		return compileRecord(w, st, path, nil)
+	case *hamba.ArraySchema:
+		lt, ok := tt.(*iceberg.ListType)
+		if !ok {
+			return nil, incompatible(path, "writer array, table %s", tt)
+		}
+		ep := join(path, "element")
+		elem, err := compile(w.Items(), lt.Element, lt.ElementRequired, ep)
+		if err != nil {
+			return nil, err
+		}
+
+		return &listNode{path: path, elem: elem}, nil
+	case *hamba.MapSchema:
+		mt, ok := tt.(*iceberg.MapType)
+		if !ok || !mt.KeyType.Equals(iceberg.PrimitiveTypes.String) {
+			return nil, incompatible(path, "writer map<string, ...>, table %s", tt)
+		}
+		val, err := compile(w.Values(), mt.ValueType, mt.ValueRequired, join(path, "value"))
+		if err != nil {
+			return nil, err
+		}
+
+		return &mapNode{path: path, val: val}, nil
+	default:
+		return compileLeaf(w, tt, path)
+	}
+}
+
+func compileUnion(w *hamba.UnionSchema, tt iceberg.Type, required bool, path string) (node, error) {
+	u, err := classify(w, path)
+	if err != nil {
+		return nil, err
+	}
+	if u.null >= 0 && required {
+		return nil, incompatible(path, "optional in the writer schema, required in the table")
+	}
+	if u.plain() {
+		inner, err := compile(u.branches[0].schema, tt, required, path)
+		if err != nil {
+			return nil, err
+		}
+
+		return &optionNode{path: path, null: u.null, index: u.branches[0].index, inner: inner, branches: len(w.Types())}, nil
+	}
+
+	st, ok := tt.(*iceberg.StructType)
+	if !ok {
+		return nil, incompatible(path, "writer union %s maps to a struct, table %s", w, tt)
+	}
+	// Every field of a union's struct is null in rows of the other branches.
+	for _, tf := range st.FieldList {
+		if tf.Required {
+			return nil, incompatible(join(path, tf.Name), "union branch fields must be optional in the table")
+		}
+	}
+	n := &choiceNode{path: path, null: u.null, byIndex: make([]choice, len(w.Types())), width: len(st.FieldList)}
+	for _, b := range u.branches {
+		bp := join(path, b.name)
+		col := slices.IndexFunc(st.FieldList, func(f iceberg.NestedField) bool { return f.Name == b.name })
+		if col < 0 {
+			return nil, incompatible(bp, "the table's union struct has no field for this branch; evolve the table first")
+		}
+		inner, err := compile(b.schema, st.FieldList[col].Type, false, bp)
+		if err != nil {
+			return nil, err
+		}
+		n.byIndex[b.index] = choice{col: col, node: inner}
+	}
+
+	return n, nil
+}
+
+// optionNode is a union with one non-null branch: [null, T], [T, null]
+// (optional T) or [T]. The tape holds 1 for a value, 0 for null.
+type optionNode struct {
+	path     string
+	null     int // -1 if the union has no null branch
+	index    int
+	branches int
+	inner    node
+}
+
+func (n *optionNode) read(s *state) error {
+	i := s.r.ReadLong()
+	if err := readErr(s, n.path); err != nil {
+		return err
+	}
+	switch {
+	case i == int64(n.index):
+		s.t.ints = append(s.t.ints, 1)
+
+		return n.inner.read(s)
+	case i == int64(n.null) && n.null >= 0:
+		s.t.ints = append(s.t.ints, 0)
+
+		return nil
+	}
+
+	return malformed(n.path, "union index %d, the union has %d branches", i, n.branches)
+}
+
+func (n *optionNode) write(t *tape, b array.Builder) {
+	if t.int() == 0 {
+		b.AppendNull()
+
+		return
+	}
+	n.inner.write(t, b)
+}
+
+// choiceNode is a general union written to a struct with one optional
+// field per branch. The tape holds the branch index.
+type choiceNode struct {
+	path    string
+	null    int      // -1 if the union has no null branch
+	byIndex []choice // by Avro branch index; the null branch's entry is unused
+	width   int      // fields of the target struct
+}
+
+type choice struct {
+	col  int
+	node node
+}
+
+func (n *choiceNode) read(s *state) error {
+	i := s.r.ReadLong()
+	if err := readErr(s, n.path); err != nil {
+		return err
+	}
+	if i < 0 || i >= int64(len(n.byIndex)) {
+		return malformed(n.path, "union index %d, the union has %d branches", i, len(n.byIndex))
+	}
+	s.t.ints = append(s.t.ints, i)
+	if int(i) == n.null {
+		return nil
+	}
+
+	return n.byIndex[i].node.read(s)
+}
+
+func (n *choiceNode) write(t *tape, b array.Builder) {
+	sb := b.(*array.StructBuilder)
+	i := int(t.int())
+	if i == n.null {
+		sb.AppendNull()
+
+		return
+	}
+	c := &n.byIndex[i]
+	sb.Append(true)
+	for col := range n.width {
+		if col == c.col {
+			c.node.write(t, sb.FieldBuilder(col))
+		} else {
+			sb.FieldBuilder(col).AppendNull()
+		}
+	}
+}
+
+// listNode is an Avro array. The tape holds the item count, then the items.
+type listNode struct {
+	path string
+	elem node
+}
+
+func (n *listNode) read(s *state) error {
+	at := len(s.t.ints)
+	s.t.ints = append(s.t.ints, 0)
+	var total int64
+	for {
+		c, err := readBlock(s, n.path)
+		if err != nil {
+			return err
+		}
+		if c == 0 {
+			break
+		}
+		for range c {
+			if err := n.elem.read(s); err != nil {
+				return err
+			}
+		}
+		total += c
+	}
+	s.t.ints[at] = total
+
+	return nil
+}
+
+func (n *listNode) write(t *tape, b array.Builder) {
+	lb := b.(*array.ListBuilder)
+	c := t.int()
+	lb.Append(true)
+	vb := lb.ValueBuilder()
+	for range c {
+		n.elem.write(t, vb)
+	}
+}
+
+// readBlock reads an array or map block header and returns its item count
+// (a negative count announces the block's byte size, which is not needed).
+func readBlock(s *state, path string) (int64, error) {
+	c, _ := s.r.ReadBlockHeader()
+	if err := readErr(s, path); err != nil {
+		return 0, err
+	}
+	if c < 0 || c > s.limit {
+		return 0, malformed(path, "block count %d out of range for a %d-byte payload", c, s.limit)
+	}
+
+	return c, nil
+}
+
+// mapNode is an Avro map. The tape holds the entry count, then per entry
+// the key (bytes) and the value.
+type mapNode struct {
+	path string
+	val  node
+}
+
+func (n *mapNode) read(s *state) error {
+	at := len(s.t.ints)
+	s.t.ints = append(s.t.ints, 0)
+	kp := join(n.path, "key")
+	var total int64
+	for {
+		c, err := readBlock(s, n.path)
+		if err != nil {
+			return err
+		}
+		if c == 0 {
+			break
+		}
+		for range c {
+			k, err := readString(s, kp)
+			if err != nil {
+				return err
+			}
+			s.t.bytes = append(s.t.bytes, k)
+			if err := n.val.read(s); err != nil {
+				return err
+			}
+		}
+		total += c
+	}
+	s.t.ints[at] = total
+
+	return nil
+}
+
+func (n *mapNode) write(t *tape, b array.Builder) {
+	mb := b.(*array.MapBuilder)
+	c := t.int()
+	mb.Append(true)
+	kb := mb.KeyBuilder().(*array.StringBuilder)
+	ib := mb.ItemBuilder()
+	for range c {
+		kb.BinaryBuilder.Append(t.byteSlice())
+		n.val.write(t, ib)
+	}
+}
+
+// promotable reports whether a writer type may be written to a table
+// column of type to: equal types, or one of the promotions Iceberg allows
+// (Iceberg spec, "Schema Evolution"; DESIGN.md "Schema evolution").
+func promotable(from, to iceberg.Type) bool {
+	if from.Equals(to) {
+		return true
+	}
+	switch f := from.(type) {
+	case iceberg.Int32Type:
+		_, ok := to.(iceberg.Int64Type)
+
+		return ok
+	case iceberg.Float32Type:
+		_, ok := to.(iceberg.Float64Type)
+
+		return ok
+	case iceberg.DecimalType:
+		t, ok := to.(iceberg.DecimalType)
+
+		return ok && f.Scale() == t.Scale() && f.Precision() <= t.Precision()
+	}
+
+	return false
+}

@@ -1,0 +1,290 @@
+package avro
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/apache/iceberg-go"
+	hamba "github.com/hamba/avro/v2"
+)
+
+// ToIceberg maps an Avro record schema to an Iceberg schema, following
+// DESIGN.md "Type mapping (source → Iceberg)":
+//
+//   - boolean, int, long, float, double, string, bytes → boolean, int, long,
+//     float, double, string, binary; fixed(n) → fixed[n]; enum → string;
+//     record → struct; array → list; map → map<string, V>.
+//   - union [null, T] or [T, null] → optional T.
+//   - any other union → a struct with one optional field per non-null branch,
+//     named by [BranchName]; a null branch makes the struct itself optional.
+//     A single-branch union [T] is T.
+//   - logical types: decimal(p,s) on bytes or fixed → decimal(p,s); date →
+//     date; time-millis, time-micros → time; timestamp-millis,
+//     timestamp-micros → timestamptz; local-timestamp-millis/micros →
+//     timestamp; uuid (on string) → uuid. duration is fixed(12) → fixed[12].
+//     Unknown logical types are read as their underlying type (Avro spec).
+//
+// Everything that is not a union is required. Field docs are kept. Field IDs
+// are assigned depth-first (pre-order) from 1 by iceberg.AssignFreshSchemaIDs,
+// the same numbering a new table gets; they only identify fields within this
+// schema: a pipeline matches them to a table's IDs by name path.
+//
+// Errors are *FieldError wrapping ErrNotRecord (the top level is not a
+// record), ErrRecursive (a record contains itself) or ErrUnsupported
+// (null-only union, record without fields, fixed(0), decimal precision
+// above 38, clashing union branch names).
+func ToIceberg(s hamba.Schema) (*iceberg.Schema, error) {
+	rec, ok := deref(s).(*hamba.RecordSchema)
+	if !ok {
+		return nil, &FieldError{Err: fmt.Errorf("%w: %s", ErrNotRecord, s.Type())}
+	}
+
+	var m mapper
+	st, err := m.record(rec, "")
+	if err != nil {
+		return nil, err
+	}
+
+	return iceberg.AssignFreshSchemaIDs(iceberg.NewSchema(0, st.FieldList...), nil)
+}
+
+// BranchName is the Iceberg field name of a general union's branch: the
+// Avro type name for unnamed types ("boolean", "int", "long", "float",
+// "double", "string", "bytes", "array", "map"; a logical type keeps its
+// underlying type's name, so timestamp-micros is "long", as in Avro's JSON
+// encoding of unions), and the simple name for named types (record, enum,
+// fixed: "Address"). When two branches of one union would get the same
+// name (records a.Address and b.Address), the named ones among them use
+// their full name with dots replaced by underscores ("a_Address").
+func BranchName(s hamba.Schema) string {
+	s = deref(s)
+	if n, ok := s.(hamba.NamedSchema); ok {
+		return n.Name()
+	}
+
+	return string(s.Type())
+}
+
+// mapper walks one Avro schema; open holds the full names of the records
+// being mapped, from the root down, to refuse recursion.
+type mapper struct {
+	open []string
+}
+
+func (m *mapper) record(rec *hamba.RecordSchema, path string) (*iceberg.StructType, error) {
+	if slices.Contains(m.open, rec.FullName()) {
+		return nil, &FieldError{Path: path, Err: fmt.Errorf("%w: %s contains itself", ErrRecursive, rec.FullName())}
+	}
+	if len(rec.Fields()) == 0 {
+		// Parquet cannot store a group without columns.
+		return nil, &FieldError{Path: path, Err: fmt.Errorf("%w: record %s has no fields", ErrUnsupported, rec.FullName())}
+	}
+
+	m.open = append(m.open, rec.FullName())
+	defer func() { m.open = m.open[:len(m.open)-1] }()
+
+	fields := make([]iceberg.NestedField, 0, len(rec.Fields()))
+	for _, f := range rec.Fields() {
+		fp := join(path, f.Name())
+		t, optional, err := m.typeOf(f.Type(), fp)
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, iceberg.NestedField{Name: f.Name(), Type: t, Required: !optional, Doc: f.Doc()})
+	}
+
+	return &iceberg.StructType{FieldList: fields}, nil
+}
+
+// typeOf returns the Iceberg type of s and whether its values may be null
+// (only a union with a null branch can be).
+func (m *mapper) typeOf(s hamba.Schema, path string) (iceberg.Type, bool, error) {
+	switch s := deref(s).(type) {
+	case *hamba.RecordSchema:
+		t, err := m.record(s, path)
+
+		return t, false, err
+	case *hamba.ArraySchema:
+		elem, optional, err := m.typeOf(s.Items(), join(path, "element"))
+		if err != nil {
+			return nil, false, err
+		}
+
+		return &iceberg.ListType{Element: elem, ElementRequired: !optional}, false, nil
+	case *hamba.MapSchema:
+		val, optional, err := m.typeOf(s.Values(), join(path, "value"))
+		if err != nil {
+			return nil, false, err
+		}
+
+		return &iceberg.MapType{KeyType: iceberg.PrimitiveTypes.String, ValueType: val, ValueRequired: !optional}, false, nil
+	case *hamba.UnionSchema:
+		u, err := classify(s, path)
+		if err != nil {
+			return nil, false, err
+		}
+		if u.plain() {
+			t, _, err := m.typeOf(u.branches[0].schema, path)
+
+			return t, u.null >= 0, err
+		}
+		fields := make([]iceberg.NestedField, 0, len(u.branches))
+		for _, b := range u.branches {
+			t, _, err := m.typeOf(b.schema, join(path, b.name))
+			if err != nil {
+				return nil, false, err
+			}
+			fields = append(fields, iceberg.NestedField{Name: b.name, Type: t})
+		}
+
+		return &iceberg.StructType{FieldList: fields}, u.null >= 0, nil
+	default:
+		t, err := primitiveOf(s, path)
+
+		return t, false, err
+	}
+}
+
+// primitiveOf maps a non-container Avro schema (primitive, enum, fixed,
+// with or without a logical type) to its Iceberg primitive type.
+func primitiveOf(s hamba.Schema, path string) (iceberg.Type, error) {
+	switch s := deref(s).(type) {
+	case *hamba.EnumSchema:
+		return iceberg.PrimitiveTypes.String, nil
+	case *hamba.FixedSchema:
+		if d, ok := s.Logical().(*hamba.DecimalLogicalSchema); ok {
+			return decimalOf(d, path)
+		}
+		if s.Size() == 0 {
+			return nil, &FieldError{Path: path, Err: fmt.Errorf("%w: fixed %s has size 0", ErrUnsupported, s.FullName())}
+		}
+
+		return iceberg.FixedTypeOf(s.Size()), nil
+	case *hamba.PrimitiveSchema:
+		lt := logicalOf(s)
+		switch s.Type() {
+		case hamba.Boolean:
+			return iceberg.PrimitiveTypes.Bool, nil
+		case hamba.Int:
+			switch lt {
+			case hamba.Date:
+				return iceberg.PrimitiveTypes.Date, nil
+			case hamba.TimeMillis:
+				return iceberg.PrimitiveTypes.Time, nil
+			}
+
+			return iceberg.PrimitiveTypes.Int32, nil
+		case hamba.Long:
+			switch lt {
+			case hamba.TimeMicros:
+				return iceberg.PrimitiveTypes.Time, nil
+			case hamba.TimestampMillis, hamba.TimestampMicros:
+				return iceberg.PrimitiveTypes.TimestampTz, nil
+			case hamba.LocalTimestampMillis, hamba.LocalTimestampMicros:
+				return iceberg.PrimitiveTypes.Timestamp, nil
+			}
+
+			return iceberg.PrimitiveTypes.Int64, nil
+		case hamba.Float:
+			return iceberg.PrimitiveTypes.Float32, nil
+		case hamba.Double:
+			return iceberg.PrimitiveTypes.Float64, nil
+		case hamba.String:
+			if lt == hamba.UUID {
+				return iceberg.PrimitiveTypes.UUID, nil
+			}
+
+			return iceberg.PrimitiveTypes.String, nil
+		case hamba.Bytes:
+			if d, ok := s.Logical().(*hamba.DecimalLogicalSchema); ok {
+				return decimalOf(d, path)
+			}
+
+			return iceberg.PrimitiveTypes.Binary, nil
+		}
+	case *hamba.NullSchema:
+		return nil, &FieldError{Path: path, Err: fmt.Errorf("%w: null outside a union", ErrUnsupported)}
+	}
+
+	return nil, &FieldError{Path: path, Err: fmt.Errorf("%w: avro type %s", ErrUnsupported, s.Type())}
+}
+
+func decimalOf(d *hamba.DecimalLogicalSchema, path string) (iceberg.Type, error) {
+	// Iceberg decimals hold at most 38 digits (Iceberg spec, "Primitive Types").
+	if d.Precision() < 1 || d.Precision() > 38 || d.Scale() < 0 || d.Scale() > d.Precision() {
+		return nil, &FieldError{Path: path, Err: fmt.Errorf("%w: decimal(%d,%d): Iceberg needs 1 <= precision <= 38 and 0 <= scale <= precision",
+			ErrUnsupported, d.Precision(), d.Scale())}
+	}
+
+	return iceberg.DecimalTypeOf(d.Precision(), d.Scale()), nil
+}
+
+// logicalOf returns the logical type of a primitive schema, or "".
+func logicalOf(s *hamba.PrimitiveSchema) hamba.LogicalType {
+	if s.Logical() == nil {
+		return ""
+	}
+
+	return s.Logical().Type()
+}
+
+// deref follows a reference to a named type defined earlier in the schema.
+func deref(s hamba.Schema) hamba.Schema {
+	if r, ok := s.(*hamba.RefSchema); ok {
+		return r.Schema()
+	}
+
+	return s
+}
+
+// union is a classified Avro union.
+type union struct {
+	null     int      // index of the null branch, -1 if none
+	branches []branch // the non-null branches, in union order
+}
+
+type branch struct {
+	index  int          // position in the Avro union: what the payload carries
+	name   string       // Iceberg field name when the union is a struct
+	schema hamba.Schema // dereferenced
+}
+
+// plain reports whether the union maps to its only non-null branch's type:
+// [null, T], [T, null] (optional T) or [T] (T).
+func (u union) plain() bool { return len(u.branches) == 1 }
+
+func classify(s *hamba.UnionSchema, path string) (union, error) {
+	u := union{null: -1}
+	for i, t := range s.Types() {
+		t = deref(t)
+		if t.Type() == hamba.Null {
+			u.null = i
+
+			continue
+		}
+		u.branches = append(u.branches, branch{index: i, name: BranchName(t), schema: t})
+	}
+	if len(u.branches) == 0 {
+		return u, &FieldError{Path: path, Err: fmt.Errorf("%w: union without a non-null branch", ErrUnsupported)}
+	}
+
+	// Resolve clashing names: named types fall back to their full name.
+	count := map[string]int{}
+	for _, b := range u.branches {
+		count[b.name]++
+	}
+	for i, b := range u.branches {
+		if n, ok := b.schema.(hamba.NamedSchema); ok && count[b.name] > 1 {
+			u.branches[i].name = sanitize(n.FullName())
+		}
+	}
+	seen := map[string]bool{}
+	for _, b := range u.branches {
+		if seen[b.name] {
+			return u, &FieldError{Path: path, Err: fmt.Errorf("%w: two union branches named %q", ErrUnsupported, b.name)}
+		}
+		seen[b.name] = true
+	}
+
+	return u, nil
+}

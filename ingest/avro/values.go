@@ -1,0 +1,326 @@
+package avro
+
+import (
+	"math"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+	hamba "github.com/hamba/avro/v2"
+)
+
+// leafKind is one (Avro encoding → Arrow builder) conversion.
+type leafKind uint8
+
+const (
+	kBool            leafKind = iota // boolean → Boolean
+	kInt                             // int → Int32
+	kIntToLong                       // int → Int64 (int → long promotion)
+	kLong                            // long → Int64
+	kFloat                           // float → Float32
+	kFloatToDouble                   // float → Float64 (float → double promotion)
+	kDouble                          // double → Float64
+	kString                          // string → String (UTF-8 checked)
+	kBytes                           // bytes → Binary
+	kEnum                            // enum index → String (the symbol)
+	kFixed                           // fixed(n) → FixedSizeBinary(n)
+	kUUID                            // string (uuid) → uuid extension (16 bytes)
+	kDecimalBytes                    // bytes (decimal) → Decimal128
+	kDecimalFixed                    // fixed (decimal) → Decimal128
+	kDate                            // int (date, days) → Date32
+	kTimeMillis                      // int (time-millis) → Time64 µs
+	kTimeMicros                      // long (time-micros) → Time64 µs
+	kTimestampMillis                 // long ((local-)timestamp-millis) → Timestamp µs
+	kTimestampMicros                 // long ((local-)timestamp-micros) → Timestamp µs
+)
+
+// microsPerDay bounds an Iceberg time: microseconds since midnight.
+const microsPerDay = 86_400_000_000
+
+// leafNode reads one primitive, enum or fixed value.
+type leafNode struct {
+	path    string
+	kind    leafKind
+	size    int      // kFixed, kDecimalFixed: bytes per value
+	prec    int32    // kDecimal*: the target column's precision
+	scale   int32    // kDecimal*: the column's scale, for messages
+	symbols [][]byte // kEnum
+}
+
+// compileLeaf picks the conversion for writer schema w into a column of
+// type tt, refusing pairs Iceberg evolution does not allow.
+func compileLeaf(w hamba.Schema, tt iceberg.Type, path string) (node, error) {
+	wt, err := primitiveOf(w, path)
+	if err != nil {
+		return nil, err
+	}
+	if !promotable(wt, tt) {
+		return nil, incompatible(path, "writer %s, table %s", wt, tt)
+	}
+	n := &leafNode{path: path}
+	if d, ok := tt.(iceberg.DecimalType); ok {
+		n.prec, n.scale = int32(d.Precision()), int32(d.Scale())
+	}
+
+	switch w := deref(w).(type) {
+	case *hamba.EnumSchema:
+		n.kind = kEnum
+		for _, s := range w.Symbols() {
+			n.symbols = append(n.symbols, []byte(s))
+		}
+	case *hamba.FixedSchema:
+		n.size = w.Size()
+		n.kind = kFixed
+		if _, ok := w.Logical().(*hamba.DecimalLogicalSchema); ok {
+			n.kind = kDecimalFixed
+		}
+	case *hamba.PrimitiveSchema:
+		lt := logicalOf(w)
+		switch w.Type() {
+		case hamba.Boolean:
+			n.kind = kBool
+		case hamba.Int:
+			switch {
+			case lt == hamba.Date:
+				n.kind = kDate
+			case lt == hamba.TimeMillis:
+				n.kind = kTimeMillis
+			case tt.Equals(iceberg.PrimitiveTypes.Int64):
+				n.kind = kIntToLong
+			default:
+				n.kind = kInt
+			}
+		case hamba.Long:
+			switch lt {
+			case hamba.TimeMicros:
+				n.kind = kTimeMicros
+			case hamba.TimestampMillis, hamba.LocalTimestampMillis:
+				n.kind = kTimestampMillis
+			case hamba.TimestampMicros, hamba.LocalTimestampMicros:
+				n.kind = kTimestampMicros
+			default:
+				n.kind = kLong
+			}
+		case hamba.Float:
+			n.kind = kFloat
+			if tt.Equals(iceberg.PrimitiveTypes.Float64) {
+				n.kind = kFloatToDouble
+			}
+		case hamba.Double:
+			n.kind = kDouble
+		case hamba.String:
+			n.kind = kString
+			if lt == hamba.UUID {
+				n.kind = kUUID
+			}
+		case hamba.Bytes:
+			n.kind = kBytes
+			if _, ok := w.Logical().(*hamba.DecimalLogicalSchema); ok {
+				n.kind = kDecimalBytes
+			}
+		}
+	}
+
+	return n, nil
+}
+
+func (n *leafNode) read(s *state) error {
+	r, t := s.r, &s.t
+	switch n.kind {
+	case kBool:
+		if r.ReadBool() {
+			t.ints = append(t.ints, 1)
+		} else {
+			t.ints = append(t.ints, 0)
+		}
+	case kInt, kIntToLong, kDate:
+		t.ints = append(t.ints, int64(r.ReadInt()))
+	case kLong, kTimestampMicros:
+		t.ints = append(t.ints, r.ReadLong())
+	case kTimeMillis:
+		v := int64(r.ReadInt()) * 1000
+		if err := readErr(s, n.path); err != nil {
+			return err
+		}
+		if v < 0 || v >= microsPerDay {
+			return outOfRange(n.path, "time-millis %d is not a time of day", v/1000)
+		}
+		t.ints = append(t.ints, v)
+	case kTimeMicros:
+		v := r.ReadLong()
+		if err := readErr(s, n.path); err != nil {
+			return err
+		}
+		if v < 0 || v >= microsPerDay {
+			return outOfRange(n.path, "time-micros %d is not a time of day", v)
+		}
+		t.ints = append(t.ints, v)
+	case kTimestampMillis:
+		v := r.ReadLong()
+		if err := readErr(s, n.path); err != nil {
+			return err
+		}
+		if v > math.MaxInt64/1000 || v < math.MinInt64/1000 {
+			return outOfRange(n.path, "timestamp-millis %d overflows microseconds", v)
+		}
+		t.ints = append(t.ints, v*1000)
+	case kFloat, kFloatToDouble:
+		t.floats = append(t.floats, float64(r.ReadFloat()))
+	case kDouble:
+		t.floats = append(t.floats, r.ReadDouble())
+	case kString:
+		b, err := readString(s, n.path)
+		if err != nil {
+			return err
+		}
+		t.bytes = append(t.bytes, b)
+	case kBytes:
+		b, err := readBytes(s, n.path)
+		if err != nil {
+			return err
+		}
+		t.bytes = append(t.bytes, b)
+	case kEnum:
+		i := r.ReadInt()
+		if err := readErr(s, n.path); err != nil {
+			return err
+		}
+		if i < 0 || int(i) >= len(n.symbols) {
+			return malformed(n.path, "enum index %d, the enum has %d symbols", i, len(n.symbols))
+		}
+		t.bytes = append(t.bytes, n.symbols[i])
+	case kFixed:
+		b := t.take(n.size)
+		r.Read(b)
+		t.bytes = append(t.bytes, b)
+	case kUUID:
+		return n.readUUID(s)
+	case kDecimalBytes, kDecimalFixed:
+		return n.readDecimal(s)
+	}
+
+	return readErr(s, n.path)
+}
+
+// readString reads an Avro string; Iceberg strings are UTF-8.
+func readString(s *state, path string) ([]byte, error) {
+	b, err := readBytes(s, path)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(b) {
+		return nil, outOfRange(path, "string is not valid UTF-8")
+	}
+
+	return b, nil
+}
+
+func (n *leafNode) readUUID(s *state) error {
+	str, err := readBytes(s, n.path)
+	if err != nil {
+		return err
+	}
+	u, err := uuid.ParseBytes(str)
+	if err != nil {
+		return outOfRange(n.path, "%q is not a uuid", str)
+	}
+	b := s.t.take(16)
+	copy(b, u[:])
+	s.t.bytes = append(s.t.bytes, b)
+
+	return nil
+}
+
+func (n *leafNode) readDecimal(s *state) error {
+	var b []byte
+	if n.kind == kDecimalFixed {
+		b = s.t.take(n.size)
+		s.r.Read(b)
+		if err := readErr(s, n.path); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if b, err = readBytes(s, n.path); err != nil {
+			return err
+		}
+	}
+	v, ok := decimalFromBytes(b)
+	if !ok {
+		return outOfRange(n.path, "decimal unscaled value 0x%x is empty or wider than 128 bits", b)
+	}
+	if !v.FitsInPrecision(n.prec) {
+		return outOfRange(n.path, "decimal %s overflows decimal(%d,%d)", v.ToString(n.scale), n.prec, n.scale)
+	}
+	s.t.decs = append(s.t.decs, v)
+
+	return nil
+}
+
+// decimalFromBytes reads a big-endian two's-complement integer (the Avro
+// decimal encoding) into a 128-bit number; ok is false when it needs more
+// than 128 bits or is empty (Java's BigInteger refuses zero-length input
+// too).
+func decimalFromBytes(b []byte) (decimal128.Num, bool) {
+	if len(b) == 0 {
+		return decimal128.Num{}, false
+	}
+	var ext byte
+	if b[0]&0x80 != 0 {
+		ext = 0xff
+	}
+	// Bytes beyond 16 must be pure sign extension.
+	for len(b) > 16 {
+		if b[0] != ext || (b[1]&0x80 != 0) != (ext != 0) {
+			return decimal128.Num{}, false
+		}
+		b = b[1:]
+	}
+	var buf [16]byte
+	for i := range 16 - len(b) {
+		buf[i] = ext
+	}
+	copy(buf[16-len(b):], b)
+	var hi, lo uint64
+	for i := range 8 {
+		hi = hi<<8 | uint64(buf[i])
+		lo = lo<<8 | uint64(buf[8+i])
+	}
+
+	return decimal128.New(int64(hi), lo), true
+}
+
+func (n *leafNode) write(t *tape, b array.Builder) {
+	switch n.kind {
+	case kBool:
+		b.(*array.BooleanBuilder).Append(t.int() != 0)
+	case kInt:
+		b.(*array.Int32Builder).Append(int32(t.int()))
+	case kIntToLong, kLong:
+		b.(*array.Int64Builder).Append(t.int())
+	case kFloat:
+		b.(*array.Float32Builder).Append(float32(t.float()))
+	case kFloatToDouble, kDouble:
+		b.(*array.Float64Builder).Append(t.float())
+	case kString, kEnum:
+		b.(*array.StringBuilder).BinaryBuilder.Append(t.byteSlice())
+	case kBytes:
+		b.(*array.BinaryBuilder).Append(t.byteSlice())
+	case kFixed:
+		b.(*array.FixedSizeBinaryBuilder).Append(t.byteSlice())
+	case kUUID:
+		b.(*extensions.UUIDBuilder).AppendBytes([16]byte(t.byteSlice()))
+	case kDecimalBytes, kDecimalFixed:
+		b.(*array.Decimal128Builder).Append(t.dec())
+	case kDate:
+		b.(*array.Date32Builder).Append(arrow.Date32(t.int()))
+	case kTimeMillis, kTimeMicros:
+		b.(*array.Time64Builder).Append(arrow.Time64(t.int()))
+	case kTimestampMillis, kTimestampMicros:
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(t.int()))
+	}
+}
