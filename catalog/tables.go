@@ -105,6 +105,14 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 		return nil, err
 	}
 	if req.StageCreate {
+		// No catalog state is written for a staged create, but on a file://
+		// warehouse the table's directories are made now: DuckDB's
+		// CREATE TABLE AS writes data files before it commits and does not
+		// create parent directories itself. An abandoned stage leaves only
+		// empty directories.
+		if err := wh.prepareLocation(loc); err != nil {
+			return nil, err
+		}
 		return &LoadedTable{Ident: id, MetadataJSON: js}, nil
 	}
 	mloc, err := c.writeTableMetadata(ctx, wh, md, js, 0)

@@ -198,6 +198,24 @@ func (w *Warehouse) Remove(ctx context.Context, loc string) error {
 	return nil
 }
 
+// prepareLocation creates a file:// table location's data and metadata
+// directories; object stores have no directories, so it does nothing there.
+func (w *Warehouse) prepareLocation(loc string) error {
+	if w.root.Scheme != "file" {
+		return nil
+	}
+	u, err := parseLocation(loc)
+	if err != nil {
+		return err
+	}
+	for _, dir := range []string{"data", "metadata"} {
+		if err := mkdirAllDurable(filepath.Join(u.Path, dir)); err != nil {
+			return fmt.Errorf("create table directory: %w", err)
+		}
+	}
+	return nil
+}
+
 // writeFileDurable creates p (which must not exist), writes data, fsyncs the
 // file and then its directory, so that the file survives a crash once this
 // returns.
