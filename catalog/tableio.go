@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/apache/iceberg-go/table"
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 )
 
 // TableIO is iceberg-go's table.CatalogIO over a Catalog and one of its
