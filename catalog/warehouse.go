@@ -89,8 +89,13 @@ func (w *Warehouse) Contains(loc string) bool {
 	return strings.HasPrefix(path.Clean(u.Path), root+"/")
 }
 
-// checkLocation returns ErrInvalidArgument unless loc lies inside the warehouse.
+// checkLocation returns ErrInvalidArgument unless loc lies inside the
+// warehouse; a location that does not parse gets parseLocation's reason
+// (a path without a scheme is not "outside" the warehouse).
 func (w *Warehouse) checkLocation(what, loc string) error {
+	if _, err := parseLocation(loc); err != nil {
+		return err
+	}
 	if !w.Contains(loc) {
 		return fmt.Errorf("%w: %s %q is outside warehouse %q (%s)", ErrInvalidArgument, what, loc, w.Name, w.Location)
 	}
