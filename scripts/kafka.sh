@@ -103,8 +103,10 @@ setup() {
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+# Nothing listens on port $1. SO_REUSEADDR as the JVM's server sockets use it,
+# so connections in TIME_WAIT from before a restart do not count.
 port_free() {
-  python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null
+  python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null
 }
 
 # The process in DIR/kafka.pid is alive and is this DIR's broker (not a reused pid).
@@ -180,6 +182,10 @@ transaction.state.log.num.partitions=8
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+# after a kill -9 the restarted broker cannot register until the controller
+# drops the old incarnation's session (default 9 s)
+broker.heartbeat.interval.ms=500
+broker.session.timeout.ms=2000
 auto.create.topics.enable=true
 delete.topic.enable=true
 num.network.threads=2
@@ -216,7 +222,7 @@ EOF
 # --- commands ---------------------------------------------------------------
 
 cmd_start() {
-  local lib port cport pid t0 tmpdir_made="" overrides=() cid jvm_opts deadline
+  local lib port cport pid t0 overrides=() cid heap extra jvm_opts deadline
   t0=$(date +%s%3N)
   if [[ -n ${1:-} ]]; then
     resolve_dir "$1"
@@ -224,7 +230,6 @@ cmd_start() {
     mkdir -p "$run_dir"
     dir=$(mktemp -d "$run_dir/tarn-kafka.XXXXXX")
     touch "$dir/.tarn-temporary"
-    tmpdir_made=1
   fi
   if running; then
     if api_versions_ok "$(prop tarn.client.port)"; then
@@ -254,14 +259,20 @@ cmd_start() {
   write_config "$port" "$cport"
   write_log4j
 
-  jvm_opts=(${KAFKA_HEAP_OPTS:--Xmx512m -Xms128m} -XX:+UseG1GC -XX:MaxGCPauseMillis=20
+  read -r -a heap <<<"${KAFKA_HEAP_OPTS:--Xmx512m -Xms128m}"
+  read -r -a extra <<<"${KAFKA_JVM_OPTS:-}"
+  jvm_opts=("${heap[@]}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20
     -Djava.awt.headless=true -Dlog4j2.configurationFile="$dir/log4j2.properties"
-    -Dtarn.kafka.log="$dir/kafka.log" ${KAFKA_JVM_OPTS:-})
+    -Dtarn.kafka.log="$dir/kafka.log" "${extra[@]}")
 
   if [[ ! -f $dir/data/meta.properties ]]; then
-    # A random cluster id: 16 random bytes, URL-safe base64 without padding
-    # (what `kafka-storage random-uuid` prints).
-    cid=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+    # A random cluster id: 16 random bytes, URL-safe base64 without padding,
+    # not starting with '-' (the CLI would take it for an option; Kafka's own
+    # Uuid.randomUuid, behind `kafka-storage random-uuid`, rejects those too).
+    cid=-
+    while [[ $cid == -* ]]; do
+      cid=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+    done
     log "formatting $dir/data (cluster id $cid)"
     if ! "$java" -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$dir/log4j2.properties" \
       -Dtarn.kafka.log="$dir/format.log" -cp "$lib/*" kafka.tools.StorageTool \
@@ -274,6 +285,8 @@ cmd_start() {
   if [[ -n ${KAFKA_OVERRIDES:-} ]]; then
     for kv in $KAFKA_OVERRIDES; do overrides+=(--override "$kv"); done
   fi
+  # keep the previous run's log (e.g. of a broker that was killed) as kafka.log.1
+  if [[ -s $dir/kafka.log ]]; then mv "$dir/kafka.log" "$dir/kafka.log.1"; fi
   : >"$dir/kafka.log"
   # setsid: its own session, so a Ctrl-C in the caller's terminal or the end
   # of a CI step's process group does not take it down half-way.

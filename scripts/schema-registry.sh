@@ -27,7 +27,11 @@
 #   - default compatibility is NONE (Confluent: BACKWARD); set it per subject
 #     or globally with PUT /config if a test needs checks;
 #   - schema ids are Apicurio content ids: the same schema text registered
-#     under two subjects gets one id (as in Confluent); ids start at 1.
+#     under two subjects gets one id (as in Confluent); ids start at 1;
+#   - GET /schemas/ids/{id}/subjects is missing (use .../ids/{id}/versions);
+#   - some error codes differ (incompatible: 409 with error_code 0).
+# More in docs/e2e-services.md. The H2 file is written with WRITE_DELAY=0, so
+# registered schemas survive a kill -9 of the registry.
 #
 # Env:
 #   JAVA_HOME                   Java 11+ (default: java on PATH)
@@ -98,8 +102,10 @@ setup() {
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+# Nothing listens on port $1. SO_REUSEADDR as the JVM's server sockets use it,
+# so connections in TIME_WAIT from before a restart do not count.
 port_free() {
-  python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null
+  python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null
 }
 elapsed() { local ms=$(($(date +%s%3N) - $1)); printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)); }
 
@@ -134,7 +140,7 @@ resolve_dir() {
 # --- commands ---------------------------------------------------------------
 
 cmd_start() {
-  local app port pid t0 deadline
+  local app port pid t0 deadline heap extra
   t0=$(date +%s%3N)
   if [[ -n ${1:-} ]]; then
     resolve_dir "$1"
@@ -163,11 +169,13 @@ cmd_start() {
 
   # -Dquarkus.*: Quarkus runtime config (host, port, datasource) overrides
   # the app's application.properties.
-  setsid nohup "$java" ${SCHEMA_REGISTRY_HEAP_OPTS:--Xmx256m -Xms64m} -XX:+UseSerialGC \
+  read -r -a heap <<<"${SCHEMA_REGISTRY_HEAP_OPTS:--Xmx256m -Xms64m}"
+  read -r -a extra <<<"${SCHEMA_REGISTRY_JVM_OPTS:-}"
+  setsid nohup "$java" "${heap[@]}" -XX:+UseSerialGC \
     -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
-    -Dquarkus.datasource.jdbc.url="jdbc:h2:file:$dir/h2/registry" \
+    -Dquarkus.datasource.jdbc.url="jdbc:h2:file:$dir/h2/registry;WRITE_DELAY=0" \
     -Dquarkus.log.category.\"io.sentry\".level=ERROR \
-    ${SCHEMA_REGISTRY_JVM_OPTS:-} \
+    "${extra[@]}" \
     -jar "$app/quarkus-run.jar" >"$dir/registry.log" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$dir/registry.pid"

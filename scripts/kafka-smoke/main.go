@@ -239,17 +239,6 @@ func run(ctx context.Context, bootstrap, registryURL, topic string, partitions i
 		}
 	}
 
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("list end offsets: %w", err)
-	}
-	var hwm []string
-	for part := int32(0); part < partitions; part++ {
-		o, _ := ends.Lookup(topic, part)
-		hwm = append(hwm, fmt.Sprintf("%d:%d", part, o.Offset))
-	}
-	logf("high watermarks (data records + one control record per transaction per partition): %s", strings.Join(hwm, " "))
-
 	// 4. Consume.
 	gotCommitted, err := consume(ctx, bootstrap, topic, kgo.ReadCommitted(), wantCommitted, &serde, sent, partitions)
 	if err != nil {
@@ -261,6 +250,20 @@ func run(ctx context.Context, bootstrap, registryURL, topic string, partitions i
 		}
 	}
 	logf("read_committed: %d records, exactly the committed ones, none of the aborted transaction", len(gotCommitted))
+
+	// The markers are written asynchronously after EndTransaction returns;
+	// read_committed having seen the last transaction means they are all in.
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("list end offsets: %w", err)
+	}
+	var hwm []string
+	for part := int32(0); part < partitions; part++ {
+		o, _ := ends.Lookup(topic, part)
+		hwm = append(hwm, fmt.Sprintf("%d:%d", part, o.Offset))
+	}
+	logf("high watermarks (per partition: its data records + one commit/abort marker per transaction): %s", strings.Join(hwm, " "))
+
 	gotAll, err := consume(ctx, bootstrap, topic, kgo.ReadUncommitted(), len(sent), &serde, sent, partitions)
 	if err != nil {
 		return fmt.Errorf("read_uncommitted: %w", err)

@@ -1,0 +1,105 @@
+package testkafka
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+)
+
+// TestServices starts both services, kills the broker and restarts it on the
+// same directory, and checks that topic data, port and cluster id survive.
+// It needs Java and Maven, so it runs only with TARN_E2E=1
+// (TARN_E2E=1 go test ./internal/testkafka).
+func TestServices(t *testing.T) {
+	if os.Getenv("TARN_E2E") != "1" {
+		t.Skip("set TARN_E2E=1 to start a real Kafka broker and schema registry")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	b := StartBroker(t)
+	r := StartRegistry(t)
+
+	rcl, err := sr.NewClient(sr.URLs(r.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rcl.RegisterSchema(ctx, "t-value", sr.Schema{Schema: `"string"`, Type: sr.TypeAvro}, -1, -1)
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	if s, err := rcl.SchemaByID(ctx, id); err != nil || s.Schema != `"string"` {
+		t.Fatalf("schema %d: %+v %v", id, s, err)
+	}
+
+	produce := func(bootstrap string, n int) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic("t"),
+			kgo.TransactionalID("testkafka"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatalf("produce: %v", err)
+			}
+		}
+		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			t.Fatalf("commit: %v", err)
+		}
+	}
+	// The commit marker is written asynchronously after EndTransaction
+	// returns, so wait for the end offset to reach want.
+	endOffset := func(bootstrap string, want int64) int64 {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		adm := kadm.NewClient(cl)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			ends, err := adm.ListEndOffsets(ctx, "t")
+			if err != nil {
+				t.Fatalf("end offsets: %v", err)
+			}
+			o, ok := ends.Lookup("t", 0)
+			if !ok || o.Err != nil {
+				t.Fatalf("end offset of t[0]: %+v", o)
+			}
+			if o.Offset == want || time.Now().After(deadline) {
+				return o.Offset
+			}
+		}
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	cl.Close()
+	produce(b.Bootstrap, 3)
+	if got := endOffset(b.Bootstrap, 4); got != 4 { // 3 records + the commit marker
+		t.Fatalf("end offset %d, want 4", got)
+	}
+
+	b.Kill()
+	b2 := StartBrokerAt(t, b.Dir, nil)
+	if b2.Bootstrap != b.Bootstrap || b2.ClusterID != b.ClusterID {
+		t.Fatalf("restart: %s/%s, was %s/%s", b2.Bootstrap, b2.ClusterID, b.Bootstrap, b.ClusterID)
+	}
+	produce(b2.Bootstrap, 2)
+	if got := endOffset(b2.Bootstrap, 7); got != 7 {
+		t.Fatalf("end offset after restart %d, want 7", got)
+	}
+}
