@@ -1,0 +1,63 @@
+package sink
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels. Errors of this package wrap one of them (or a catalog /
+// iceberg-go error) with %w.
+var (
+	// ErrInvalidConfig: a Config field is missing or out of range.
+	ErrInvalidConfig = errors.New("invalid sink config")
+	// ErrInvalidBatch: a Batch is malformed (no partitions, a negative
+	// partition or offset, End before Start, records of differing schemas).
+	// A programming error in the caller, not a data problem.
+	ErrInvalidBatch = errors.New("invalid batch")
+	// ErrInvalidOffsets: a snapshot's tarn.kafka.offsets property cannot be
+	// parsed or holds impossible values. The sink fails closed rather than
+	// guess a position, which could lose or duplicate records.
+	ErrInvalidOffsets = errors.New("invalid tarn.kafka.offsets property")
+	// ErrForeignOffsets: the table's offsets belong to another Kafka cluster
+	// or topic than the sink's Config names.
+	ErrForeignOffsets = fmt.Errorf("%w: offsets of another cluster or topic", ErrInvalidOffsets)
+	// ErrOffsetsLost: no snapshot on main's lineage carries offsets, but
+	// the lineage is truncated (its oldest snapshots expired), so earlier
+	// ones may have; starting over could duplicate records.
+	ErrOffsetsLost = fmt.Errorf("%w: lineage truncated before any snapshot with offsets", ErrInvalidOffsets)
+	// ErrSortedTable: the table has a sort order. iceberg-go sorts each
+	// batch before writing it, so rows would not keep the batch's order and
+	// row positions (see the package doc) would not be known.
+	ErrSortedTable = errors.New("table has a sort order; the sink writes unsorted tables only")
+	// ErrWrittenDone: CommitWritten was called with a Written that was
+	// already committed or dropped.
+	ErrWrittenDone = errors.New("written batch already committed or dropped")
+	// ErrStaleBatch: the batch no longer applies to the table's head; see
+	// StaleBatchError.
+	ErrStaleBatch = errors.New("stale batch")
+)
+
+// StaleBatchError is returned by Commit and CommitWritten when the table's
+// head has moved a partition of the batch away from the offset the batch
+// was planned from: another writer (a second replica, a zombie pipeline)
+// committed those records, or the batch was planned from a wrong offset.
+// Nothing was committed. The caller drops the batch and re-seeks every
+// partition to Head.Next (partitions absent from it to their configured
+// start). It matches ErrStaleBatch with errors.Is.
+type StaleBatchError struct {
+	// Head is the table's offsets at the time of the verdict.
+	Head Offsets
+	// Partition is the lowest partition that moved.
+	Partition int32
+	// Start is the offset the batch planned Partition from.
+	Start int64
+	// Next is the head's next offset for Partition.
+	Next int64
+}
+
+func (e *StaleBatchError) Error() string {
+	return fmt.Sprintf("stale batch: %s partition %d was planned from offset %d but the table is at %d; drop the batch and re-seek from the table",
+		e.Head.Topic, e.Partition, e.Start, e.Next)
+}
+
+func (e *StaleBatchError) Unwrap() error { return ErrStaleBatch }

@@ -1,0 +1,64 @@
+package sink_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/ingest/sink"
+)
+
+func TestOffsetsRoundTrip(t *testing.T) {
+	o := sink.Offsets{Cluster: "lkc-1", Topic: "orders", Next: map[int32]int64{0: 1234, 2: 7, 10: 0}}
+	const js = `{"cluster":"lkc-1","topic":"orders","offsets":{"0":1234,"10":0,"2":7}}`
+	assert.Equal(t, js, o.String())
+	assert.Equal(t, js, o.Properties()[sink.OffsetsProperty])
+	got, err := sink.ParseOffsets(js)
+	require.NoError(t, err)
+	assert.Equal(t, o, got)
+
+	// No partitions yet still encodes a map, never null.
+	assert.Equal(t, `{"cluster":"c","topic":"t","offsets":{}}`, sink.Offsets{Cluster: "c", Topic: "t"}.String())
+}
+
+func TestParseOffsetsRefuses(t *testing.T) {
+	cases := []struct{ name, in string }{
+		{"empty", ``},
+		{"not an object", `[1]`},
+		{"truncated", `{"cluster":"c","topic":"t","offsets":{"0":1}`},
+		{"trailing data", `{"cluster":"c","topic":"t","offsets":{}} {}`},
+		{"unknown field", `{"cluster":"c","topic":"t","offsets":{},"epoch":3}`},
+		{"no topic", `{"cluster":"c","offsets":{"0":1}}`},
+		{"no offsets", `{"cluster":"c","topic":"t"}`},
+		{"null offsets", `{"cluster":"c","topic":"t","offsets":null}`},
+		{"partition not a number", `{"cluster":"c","topic":"t","offsets":{"p0":1}}`},
+		{"negative partition", `{"cluster":"c","topic":"t","offsets":{"-1":1}}`},
+		{"negative offset", `{"cluster":"c","topic":"t","offsets":{"0":-5}}`},
+		{"fractional offset", `{"cluster":"c","topic":"t","offsets":{"0":1.5}}`},
+		{"partition beyond int32", `{"cluster":"c","topic":"t","offsets":{"4294967296":1}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := sink.ParseOffsets(tc.in)
+			require.ErrorIs(t, err, sink.ErrInvalidOffsets)
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := sink.Config{Table: []string{"ns", "t"}, Cluster: "c", Topic: "t"}
+	require.NoError(t, good.Validate())
+	for name, mutate := range map[string]func(*sink.Config){
+		"no namespace":       func(c *sink.Config) { c.Table = []string{"t"} },
+		"no cluster":         func(c *sink.Config) { c.Cluster = "" },
+		"no topic":           func(c *sink.Config) { c.Topic = "" },
+		"negative file size": func(c *sink.Config) { c.TargetFileSizeBytes = -1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := good
+			mutate(&c)
+			require.ErrorIs(t, c.Validate(), sink.ErrInvalidConfig)
+		})
+	}
+}
