@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -138,4 +139,51 @@ func nextMetadataVersion(loc string, fallback int64) int {
 		}
 	}
 	return int(fallback)
+}
+
+// Loaded is a table's or view's current state as the REST API returns it.
+type Loaded struct {
+	Ident Ident
+	// MetadataLocation is "" for a staged create.
+	MetadataLocation string
+	// MetadataJSON is the metadata file's JSON (uncompressed).
+	MetadataJSON []byte
+	// Version is the pointer version; 0 for a staged create.
+	Version int64
+}
+
+// load reads the pointer of id (of kind) and its metadata file.
+func (c *Catalog) load(ctx context.Context, wh *Warehouse, id Ident, kind Kind) (*Loaded, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := c.store.LoadPointer(ctx, id, kind)
+	if err != nil {
+		return nil, err
+	}
+	js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
+	if err != nil {
+		return nil, metadataReadError(err, p.MetadataLocation)
+	}
+	return &Loaded{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version}, nil
+}
+
+// exists reports whether id holds an object of kind.
+func (c *Catalog) exists(ctx context.Context, id Ident, kind Kind) (bool, error) {
+	if err := id.Validate(); err != nil {
+		return false, err
+	}
+	_, err := c.store.LoadPointer(ctx, id, kind)
+	if errors.Is(err, kind.NotFound()) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// list lists the objects of kind in ns, paged.
+func (c *Catalog) list(ctx context.Context, ns Namespace, kind Kind, page Page) ([]Ident, string, error) {
+	if err := ns.Validate(); err != nil {
+		return nil, "", err
+	}
+	return c.store.ListPointers(ctx, ns, kind, page)
 }

@@ -37,7 +37,7 @@ type TableCommit struct {
 // ErrInvalidArgument (an update cannot be applied; 400);
 // ErrCommitStateUnknown (the store failed in a way that leaves the outcome
 // unknown; 500).
-func (c *Catalog) CommitTable(ctx context.Context, wh *Warehouse, tc TableCommit) (*LoadedTable, error) {
+func (c *Catalog) CommitTable(ctx context.Context, wh *Warehouse, tc TableCommit) (*Loaded, error) {
 	out, err := c.commitTables(ctx, wh, []TableCommit{tc})
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ type stagedCommit struct {
 	noop   bool
 }
 
-func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []TableCommit) ([]*LoadedTable, error) {
+func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []TableCommit) ([]*Loaded, error) {
 	for _, tc := range commits {
 		if err := tc.Ident.Validate(); err != nil {
 			return nil, err
@@ -120,7 +120,7 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 		err := c.store.CommitPointers(ctx, changes)
 		if err == nil {
 			commitsTotal.Add(float64(swapped))
-			out := make([]*LoadedTable, len(staged))
+			out := make([]*Loaded, len(staged))
 			for i, s := range staged {
 				if !s.noop && s.base != nil {
 					c.deleteOldMetadata(ctx, wh, s.base, s.next)
@@ -129,7 +129,7 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 				if !s.noop {
 					v++
 				}
-				out[i] = &LoadedTable{Ident: s.change.Ident, MetadataLocation: s.change.MetadataLocation, MetadataJSON: s.js, Version: v}
+				out[i] = &Loaded{Ident: s.change.Ident, MetadataLocation: s.change.MetadataLocation, MetadataJSON: s.js, Version: v}
 			}
 			return out, nil
 		}

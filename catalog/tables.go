@@ -13,52 +13,21 @@ import (
 	"github.com/tarnhq/tarn/spec"
 )
 
-// LoadedTable is a table's current state as the REST API returns it.
-type LoadedTable struct {
-	Ident Ident
-	// MetadataLocation is "" for a staged create.
-	MetadataLocation string
-	// MetadataJSON is the metadata file's JSON (uncompressed).
-	MetadataJSON []byte
-	// Version is the pointer version; 0 for a staged create.
-	Version int64
-}
-
 // LoadTable returns the current metadata of a table (REST loadTable).
-// Errors: ErrNoSuchTable (also when ident names a view), ErrInvalidArgument.
-func (c *Catalog) LoadTable(ctx context.Context, wh *Warehouse, id Ident) (*LoadedTable, error) {
-	if err := id.Validate(); err != nil {
-		return nil, err
-	}
-	p, err := c.store.LoadPointer(ctx, id, KindTable)
-	if err != nil {
-		return nil, err
-	}
-	js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
-	if err != nil {
-		return nil, metadataReadError(err, p.MetadataLocation)
-	}
-	return &LoadedTable{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version}, nil
+// Errors: ErrNoSuchTable (also when ident names a view),
+// ErrMetadataNotFound, ErrInvalidArgument.
+func (c *Catalog) LoadTable(ctx context.Context, wh *Warehouse, id Ident) (*Loaded, error) {
+	return c.load(ctx, wh, id, KindTable)
 }
 
 // TableExists reports whether a table (not a view) has this identifier.
 func (c *Catalog) TableExists(ctx context.Context, id Ident) (bool, error) {
-	if err := id.Validate(); err != nil {
-		return false, err
-	}
-	_, err := c.store.LoadPointer(ctx, id, KindTable)
-	if errors.Is(err, ErrNoSuchTable) {
-		return false, nil
-	}
-	return err == nil, err
+	return c.exists(ctx, id, KindTable)
 }
 
 // ListTables lists the tables of ns, paged. Errors: ErrNoSuchNamespace.
 func (c *Catalog) ListTables(ctx context.Context, ns Namespace, page Page) ([]Ident, string, error) {
-	if err := ns.Validate(); err != nil {
-		return nil, "", err
-	}
-	return c.store.ListPointers(ctx, ns, KindTable, page)
+	return c.list(ctx, ns, KindTable, page)
 }
 
 // CreateTable creates a table from req in ns (REST createTable), assigning
@@ -67,7 +36,7 @@ func (c *Catalog) ListTables(ctx context.Context, ns Namespace, page Page) ([]Id
 // With req.StageCreate nothing is persisted: the result carries metadata
 // for a later commit with assert-create. Errors: ErrInvalidArgument,
 // ErrNoSuchNamespace, ErrTableAlreadyExists, ErrViewAlreadyExists.
-func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, req spec.CreateTableRequest) (*LoadedTable, error) {
+func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, req spec.CreateTableRequest) (*Loaded, error) {
 	id := Ident{Namespace: ns, Name: req.Name}
 	if err := id.Validate(); err != nil {
 		return nil, err
@@ -113,7 +82,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 		if err := wh.prepareLocation(loc); err != nil {
 			return nil, err
 		}
-		return &LoadedTable{Ident: id, MetadataJSON: js}, nil
+		return &Loaded{Ident: id, MetadataJSON: js}, nil
 	}
 	mloc, err := c.writeTableMetadata(ctx, wh, md, js, 0)
 	if err != nil {
@@ -123,7 +92,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
-	return &LoadedTable{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
+	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
 }
 
 // checkNameFree returns the already-exists error of whatever holds id, for
@@ -233,7 +202,7 @@ func (c *Catalog) rename(ctx context.Context, from, to Ident, kind Kind) error {
 // warehouse. With overwrite an existing table's pointer is replaced.
 // Errors: ErrInvalidArgument (outside the warehouse, unreadable or invalid
 // metadata), ErrNoSuchNamespace, ErrTableAlreadyExists.
-func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace, req spec.RegisterTableRequest) (*LoadedTable, error) {
+func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace, req spec.RegisterTableRequest) (*Loaded, error) {
 	id := Ident{Namespace: ns, Name: req.Name}
 	if err := id.Validate(); err != nil {
 		return nil, err
@@ -265,7 +234,7 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 	if err := c.store.CommitPointers(ctx, []PointerChange{change}); err != nil {
 		return nil, err
 	}
-	return &LoadedTable{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: change.ExpectedVersion + 1}, nil
+	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: change.ExpectedVersion + 1}, nil
 }
 
 // metadataReadError turns a failed read of a pointer's metadata file into

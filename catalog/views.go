@@ -13,55 +13,26 @@ import (
 	"github.com/tarnhq/tarn/spec"
 )
 
-// LoadedView is a view's current state as the REST API returns it.
-type LoadedView struct {
-	Ident            Ident
-	MetadataLocation string
-	MetadataJSON     []byte
-	Version          int64
-}
-
 // LoadView returns a view's current metadata (REST loadView). Errors:
-// ErrNoSuchView (also when ident names a table).
-func (c *Catalog) LoadView(ctx context.Context, wh *Warehouse, id Ident) (*LoadedView, error) {
-	if err := id.Validate(); err != nil {
-		return nil, err
-	}
-	p, err := c.store.LoadPointer(ctx, id, KindView)
-	if err != nil {
-		return nil, err
-	}
-	js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
-	if err != nil {
-		return nil, metadataReadError(err, p.MetadataLocation)
-	}
-	return &LoadedView{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version}, nil
+// ErrNoSuchView (also when ident names a table), ErrMetadataNotFound.
+func (c *Catalog) LoadView(ctx context.Context, wh *Warehouse, id Ident) (*Loaded, error) {
+	return c.load(ctx, wh, id, KindView)
 }
 
 // ViewExists reports whether a view (not a table) has this identifier.
 func (c *Catalog) ViewExists(ctx context.Context, id Ident) (bool, error) {
-	if err := id.Validate(); err != nil {
-		return false, err
-	}
-	_, err := c.store.LoadPointer(ctx, id, KindView)
-	if errors.Is(err, ErrNoSuchView) {
-		return false, nil
-	}
-	return err == nil, err
+	return c.exists(ctx, id, KindView)
 }
 
 // ListViews lists the views of ns, paged. Errors: ErrNoSuchNamespace.
 func (c *Catalog) ListViews(ctx context.Context, ns Namespace, page Page) ([]Ident, string, error) {
-	if err := ns.Validate(); err != nil {
-		return nil, "", err
-	}
-	return c.store.ListPointers(ctx, ns, KindView, page)
+	return c.list(ctx, ns, KindView, page)
 }
 
 // CreateView creates a view (REST createView) with iceberg-go's view
 // MetadataBuilder. Errors: ErrInvalidArgument, ErrNoSuchNamespace,
 // ErrViewAlreadyExists, ErrTableAlreadyExists.
-func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, req spec.CreateViewRequest) (*LoadedView, error) {
+func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, req spec.CreateViewRequest) (*Loaded, error) {
 	id := Ident{Namespace: ns, Name: req.Name}
 	if err := id.Validate(); err != nil {
 		return nil, err
@@ -99,7 +70,7 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: mloc}}); err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
-	return &LoadedView{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
+	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
 }
 
 // ReplaceView applies a view commit (REST replaceView): requirements
@@ -107,7 +78,7 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 // iceberg-go's view MetadataBuilder, and the pointer swapped; a lost swap
 // is retried while the requirements still hold. Errors: ErrNoSuchView,
 // ErrCommitFailed, ErrInvalidArgument, ErrCommitStateUnknown.
-func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs []view.Requirement, updates []view.Update) (*LoadedView, error) {
+func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs []view.Requirement, updates []view.Update) (*Loaded, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
@@ -154,7 +125,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 		err = c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, ExpectedVersion: p.Version, MetadataLocation: mloc}})
 		if err == nil {
 			commitsTotal.Inc()
-			return &LoadedView{Ident: id, MetadataLocation: mloc, MetadataJSON: next, Version: p.Version + 1}, nil
+			return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: next, Version: p.Version + 1}, nil
 		}
 		if err = c.abandon(ctx, wh, err, mloc); !errors.Is(err, ErrCommitFailed) || attempt == maxCommitAttempts {
 			return nil, err
@@ -182,7 +153,7 @@ func (c *Catalog) RenameView(ctx context.Context, from, to Ident) error {
 // RegisterView creates a view from an existing metadata file inside the
 // warehouse (REST registerView). Errors: ErrInvalidArgument,
 // ErrNoSuchNamespace, ErrViewAlreadyExists, ErrTableAlreadyExists.
-func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace, req spec.RegisterViewRequest) (*LoadedView, error) {
+func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace, req spec.RegisterViewRequest) (*Loaded, error) {
 	id := Ident{Namespace: ns, Name: req.Name}
 	if err := id.Validate(); err != nil {
 		return nil, err
@@ -206,5 +177,5 @@ func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace,
 	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: req.MetadataLocation}}); err != nil {
 		return nil, err
 	}
-	return &LoadedView{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: 1}, nil
+	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: 1}, nil
 }

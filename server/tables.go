@@ -97,7 +97,7 @@ func tableETag(metadataLocation, mode string) string {
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-func (s *Server) sendTable(c echo.Context, t *catalog.LoadedTable, mode string) error {
+func (s *Server) sendTable(c echo.Context, t *catalog.Loaded, mode string) error {
 	if t.MetadataLocation != "" {
 		etag := tableETag(t.MetadataLocation, mode)
 		c.Response().Header().Set("ETag", etag)
@@ -162,14 +162,19 @@ func refsOnly(md json.RawMessage) (json.RawMessage, error) {
 }
 
 func (s *Server) tableExists(c echo.Context) error {
+	return s.exists(c, "table", s.cat.TableExists)
+}
+
+// exists answers a HEAD on a table or view: 204 when it exists, 404 (no body) when not.
+func (s *Server) exists(c echo.Context, nameParam string, exists func(context.Context, catalog.Ident) (bool, error)) error {
 	if _, err := s.warehouse(c); err != nil {
 		return err
 	}
-	id, err := identParam(c, "table")
+	id, err := identParam(c, nameParam)
 	if err != nil {
 		return err
 	}
-	ok, err := s.cat.TableExists(c.Request().Context(), id)
+	ok, err := exists(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -177,6 +182,14 @@ func (s *Server) tableExists(c echo.Context) error {
 		return c.NoContent(http.StatusNotFound)
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// checkBodyIdent refuses a commit whose body names another object than its path.
+func checkBodyIdent(id catalog.Ident, body *spec.TableIdentifier) error {
+	if body != nil && !id.Equal(catalog.Ident{Namespace: body.Namespace, Name: body.Name}) {
+		return fmt.Errorf("%w: body identifier %v does not match the path %s", errBadRequest, body, id)
+	}
+	return nil
 }
 
 func (s *Server) commitTable(c echo.Context) error {
@@ -192,8 +205,8 @@ func (s *Server) commitTable(c echo.Context) error {
 	if err := decodeBody(c, &req); err != nil {
 		return err
 	}
-	if req.Identifier != nil && !id.Equal(catalog.Ident{Namespace: req.Identifier.Namespace, Name: req.Identifier.Name}) {
-		return fmt.Errorf("%w: body identifier %v does not match the path %s", errBadRequest, req.Identifier, id)
+	if err := checkBodyIdent(id, req.Identifier); err != nil {
+		return err
 	}
 	t, err := s.cat.CommitTable(c.Request().Context(), wh, catalog.TableCommit{Ident: id, Requirements: req.Requirements, Updates: req.Updates})
 	if err != nil {

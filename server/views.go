@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -14,7 +13,7 @@ func (s *Server) listViews(c echo.Context) error {
 	return s.listTabulars(c, s.cat.ListViews)
 }
 
-func sendView(c echo.Context, v *catalog.LoadedView) error {
+func sendView(c echo.Context, v *catalog.Loaded) error {
 	return c.JSON(http.StatusOK, spec.LoadViewResult{MetadataLocation: v.MetadataLocation, Metadata: v.MetadataJSON, Config: map[string]string{}})
 }
 
@@ -55,21 +54,7 @@ func (s *Server) loadView(c echo.Context) error {
 }
 
 func (s *Server) viewExists(c echo.Context) error {
-	if _, err := s.warehouse(c); err != nil {
-		return err
-	}
-	id, err := identParam(c, "view")
-	if err != nil {
-		return err
-	}
-	ok, err := s.cat.ViewExists(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return c.NoContent(http.StatusNotFound)
-	}
-	return c.NoContent(http.StatusNoContent)
+	return s.exists(c, "view", s.cat.ViewExists)
 }
 
 func (s *Server) replaceView(c echo.Context) error {
@@ -85,8 +70,8 @@ func (s *Server) replaceView(c echo.Context) error {
 	if err := decodeBody(c, &req); err != nil {
 		return err
 	}
-	if req.Identifier != nil && !id.Equal(catalog.Ident{Namespace: req.Identifier.Namespace, Name: req.Identifier.Name}) {
-		return fmt.Errorf("%w: body identifier %v does not match the path %s", errBadRequest, req.Identifier, id)
+	if err := checkBodyIdent(id, req.Identifier); err != nil {
+		return err
 	}
 	v, err := s.cat.ReplaceView(c.Request().Context(), wh, id, req.Requirements, req.Updates)
 	if err != nil {
