@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -34,6 +36,16 @@ func (c *Catalog) purgeTable(ctx context.Context, wh *Warehouse, id Ident, metad
 		log.Error("purge: parse metadata", "err", err)
 		return
 	}
+	// Another table or view whose metadata lives in this table's location
+	// (a registered copy of its metadata, a table created inside its
+	// directory) may share its files: then nothing is deleted.
+	if other, shared, err := c.sharedLocation(ctx, md.Location(), id); err != nil {
+		log.Error("purge: check for tables sharing the location; not purging", "err", err)
+		return
+	} else if shared {
+		log.Warn("purge: files may be shared with another table; dropped without deleting files", "shared_with", other.String(), "location", md.Location())
+		return
+	}
 	files, err := referencedFiles(ctx, wh, md)
 	if err != nil {
 		log.Error("purge: list referenced files; deleting what was found", "err", err)
@@ -41,7 +53,9 @@ func (c *Catalog) purgeTable(ctx context.Context, wh *Warehouse, id Ident, metad
 	files = append(files, metadataLoc)
 	removed := 0
 	for _, f := range files {
-		if !wh.Contains(f) {
+		// Only files inside the table's own location: a table may also
+		// reference files it does not own (added from elsewhere).
+		if !wh.Contains(f) || !within(f, md.Location()) {
 			continue
 		}
 		if err := wh.Remove(ctx, f); err != nil {
@@ -171,4 +185,61 @@ func removeEmptyDirs(dir string) {
 		}
 	}
 	_ = os.Remove(dir) // fails, as intended, when dir is not empty
+}
+
+// within reports whether loc lies strictly below dir (both URIs).
+func within(loc, dir string) bool {
+	return strings.HasPrefix(loc, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// locationOfMetadata guesses a table's or view's location from its
+// metadata file: the parent of the metadata/ directory that holds it.
+func locationOfMetadata(mloc string) string {
+	dir := path.Dir(mloc)
+	if path.Base(dir) == "metadata" {
+		return path.Dir(dir)
+	}
+	return dir
+}
+
+// sharedLocation reports another table or view (not except) whose
+// metadata lies under loc (a registered copy of the table's metadata, or a
+// table created inside its directory) or whose location is loc. It walks
+// every namespace: a purge is rare enough to pay for that.
+func (c *Catalog) sharedLocation(ctx context.Context, loc string, except Ident) (Ident, bool, error) {
+	var walk func(parent Namespace) (Ident, bool, error)
+	walk = func(parent Namespace) (Ident, bool, error) {
+		children, _, err := c.store.ListNamespaces(ctx, parent, Page{})
+		if err != nil {
+			return Ident{}, false, err
+		}
+		for _, ns := range children {
+			for _, kind := range []Kind{KindTable, KindView} {
+				ids, _, err := c.store.ListPointers(ctx, ns, kind, Page{})
+				if err != nil {
+					return Ident{}, false, err
+				}
+				for _, id := range ids {
+					if id.Equal(except) {
+						continue
+					}
+					p, err := c.store.LoadPointer(ctx, id, kind)
+					if errors.Is(err, ErrNotFound) {
+						continue
+					} else if err != nil {
+						return Ident{}, false, err
+					}
+					other := locationOfMetadata(p.MetadataLocation)
+					if within(p.MetadataLocation, loc) || other == strings.TrimSuffix(loc, "/") {
+						return id, true, nil
+					}
+				}
+			}
+			if id, shared, err := walk(ns); err != nil || shared {
+				return id, shared, err
+			}
+		}
+		return Ident{}, false, nil
+	}
+	return walk(nil)
 }

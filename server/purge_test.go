@@ -79,3 +79,28 @@ func TestDropTablePurge(t *testing.T) {
 		require.True(t, exists)
 	})
 }
+
+// Regression: registering a second table on an existing table's metadata
+// file and purging that copy deleted the original's data, manifests and
+// metadata, leaving the original pointing at a missing metadata file.
+func TestPurgeOfRegisteredCopyKeepsSharedFiles(t *testing.T) {
+	e := newEnv(t)
+	ns := e.namespace(t, "p")
+	tbl := e.createTable(t, ns, "orders")
+	tbl = appendRows(t, tbl, 1, 2, 3)
+	before := filesUnder(t, tbl.Location())
+
+	rsp := e.do(t, http.MethodPost, prefixPath("/namespaces/p/register"), map[string]string{"name": "copy", "metadata-location": tbl.MetadataLocation()})
+	require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)
+	rsp = e.do(t, http.MethodDelete, tablePath(ns, "copy")+"?purgeRequested=true", nil)
+	require.Equal(t, http.StatusNoContent, rsp.Status, "body: %s", rsp.Body)
+
+	require.ElementsMatch(t, before, filesUnder(t, tbl.Location()), "the original's files stay")
+	count, _ := scanCountAndSum(t, e.load(t, tableIdent(ns, "orders")))
+	require.EqualValues(t, 3, count)
+
+	// Once the original is the only table there, its purge deletes its files.
+	rsp = e.do(t, http.MethodDelete, tablePath(ns, "orders")+"?purgeRequested=true", nil)
+	require.Equal(t, http.StatusNoContent, rsp.Status, "body: %s", rsp.Body)
+	require.Empty(t, filesUnder(t, tbl.Location()))
+}
