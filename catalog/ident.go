@@ -62,11 +62,20 @@ func (i Ident) Validate() error {
 	return validateName("name", i.Name)
 }
 
+// MaxNameBytes bounds a namespace level or a table/view name, in bytes of
+// UTF-8. Engines' own limits are lower (Hive 128, Glue 255); 1024 leaves
+// room for any of them while keeping keys and messages small.
+const MaxNameBytes = 1024
+
 func validateName(what, s string) error {
 	switch {
 	case s == "":
 		return fmt.Errorf("%w: %s must not be empty", ErrInvalidArgument, what)
-	case s == "." || s == ".." || strings.Contains(s, "../") || strings.Contains(s, "/..") || strings.Contains(s, `..\`) || strings.Contains(s, `\..`):
+	case len(s) > MaxNameBytes:
+		return fmt.Errorf("%w: %s is %d bytes long; at most %d are allowed", ErrInvalidArgument, what, len(s), MaxNameBytes)
+	case s == "." || s == "..":
+		return fmt.Errorf("%w: %s must not be %q", ErrInvalidArgument, what, s)
+	case strings.Contains(s, "../") || strings.Contains(s, "/..") || strings.Contains(s, `..\`) || strings.Contains(s, `\..`):
 		return fmt.Errorf("%w: %s %q must not contain a '..' path segment", ErrInvalidArgument, what, s)
 	case strings.ContainsFunc(s, unicode.IsControl):
 		return fmt.Errorf("%w: %s %q must not contain control characters", ErrInvalidArgument, what, s)

@@ -85,3 +85,13 @@ func TestTableIOAppendAndScan(t *testing.T) {
 	_, err = tio.LoadTable(ctx, table.Identifier{"t"})
 	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
 }
+
+// Regression: `tarn serve --warehouse s3://bucket/wh` started, and every
+// create then failed with 500 ("io scheme not registered"). Until object
+// storage is wired, a non-file warehouse is refused up front.
+func TestNewWarehouseRefusesObjectStores(t *testing.T) {
+	for _, loc := range []string{"s3://bucket/wh", "gs://b/w", "relative/path", "file:///"} {
+		_, err := catalog.NewWarehouse(catalog.DefaultWarehouse, loc, nil)
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, loc)
+	}
+}

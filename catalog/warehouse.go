@@ -35,23 +35,26 @@ type Warehouse struct {
 	root *url.URL
 }
 
-// NewWarehouse checks location (an absolute file:// URI or an object store
-// URI) and, for file://, creates the directory. Errors wrap ErrInvalidArgument.
+// NewWarehouse checks location, an absolute file:// URI (object stores come
+// later; their FileIO is not wired yet, so they are refused rather than
+// failing on first use), and creates the directory. Errors wrap
+// ErrInvalidArgument.
 func NewWarehouse(name, location string, props iceberg.Properties) (*Warehouse, error) {
 	location = strings.TrimSuffix(location, "/")
 	u, err := parseLocation(location)
 	if err != nil {
 		return nil, err
 	}
-	if u.Scheme == "file" {
-		if !path.IsAbs(u.Path) || u.Path == "/" {
-			return nil, fmt.Errorf("%w: warehouse %q must be an absolute directory below /", ErrInvalidArgument, location)
-		}
-		if err := mkdirAllDurable(u.Path); err != nil {
-			return nil, fmt.Errorf("create warehouse directory: %w", err)
-		}
-		location = "file://" + u.Path
+	if u.Scheme != "file" {
+		return nil, fmt.Errorf("%w: warehouse %q: only file:// warehouses are supported by this build (object storage is on the roadmap)", ErrInvalidArgument, location)
 	}
+	if !path.IsAbs(u.Path) || u.Path == "/" {
+		return nil, fmt.Errorf("%w: warehouse %q must be an absolute directory below /", ErrInvalidArgument, location)
+	}
+	if err := mkdirAllDurable(u.Path); err != nil {
+		return nil, fmt.Errorf("create warehouse directory: %w", err)
+	}
+	location = "file://" + u.Path
 	if props == nil {
 		props = iceberg.Properties{}
 	}
@@ -105,13 +108,23 @@ func (w *Warehouse) checkLocation(what, loc string) error {
 var unsafePathChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 
 // pathSegment turns a namespace level or name into one safe directory name.
+// It keeps at most maxSegmentBytes, so that with the uuid suffix a table
+// directory stays far below file systems' 255-byte name limit; uniqueness
+// comes from the suffix, not the name.
 func pathSegment(s string) string {
 	s = unsafePathChars.ReplaceAllString(s, "_")
+	if len(s) > maxSegmentBytes {
+		s = s[:maxSegmentBytes]
+	}
 	if strings.Trim(s, ".") == "" {
 		s = strings.ReplaceAll(s, ".", "_")
 	}
 	return s
 }
+
+// maxSegmentBytes bounds a directory name derived from a namespace level or
+// a table/view name (ASCII after pathSegment's replacement).
+const maxSegmentBytes = 64
 
 // newLocation is the default location of a new table or view:
 // <base>/<name>-<uuid>, where base is the namespace's "location" property if
