@@ -34,7 +34,7 @@ func buildVersion() string {
 func main() {
 	root := &cobra.Command{
 		Use:           "tarn",
-		Short:         "Tarn: an Apache Iceberg REST catalog that turns Kafka topics into tables",
+		Short:         "Tarn: an Apache Iceberg REST catalog server",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

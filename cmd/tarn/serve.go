@@ -76,7 +76,18 @@ func newLogger(level string) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
+// validate refuses settings that would make the server misbehave later.
+func (cfg serveConfig) validate() error {
+	if cfg.idempotencyKeyLifetime < time.Second {
+		return fmt.Errorf("--idempotency-key-lifetime must be at least 1s, got %s", cfg.idempotencyKeyLifetime)
+	}
+	return nil
+}
+
 func serve(ctx context.Context, cfg serveConfig) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
 	log, err := newLogger(cfg.logLevel)
 	if err != nil {
 		return err

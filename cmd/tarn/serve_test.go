@@ -245,6 +245,21 @@ func TestConfigErrors(t *testing.T) {
 			want: "TARN_IDEMPOTENCY_KEY_LIFETIME",
 		},
 		{
+			name: "negative idempotency key lifetime",
+			args: []string{"--idempotency-key-lifetime", "-5m"},
+			want: "--idempotency-key-lifetime must be at least 1s",
+		},
+		{
+			name: "zero idempotency key lifetime",
+			env:  []string{"TARN_IDEMPOTENCY_KEY_LIFETIME=0s"},
+			want: "--idempotency-key-lifetime must be at least 1s",
+		},
+		{
+			name: "object store warehouse",
+			args: []string{"--warehouse", "s3://bucket/wh"},
+			want: "only file:// warehouses are supported",
+		},
+		{
 			name: "missing config file",
 			args: []string{"--config", filepath.Join(root, "absent.yaml")},
 			want: "read config",
