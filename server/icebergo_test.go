@@ -447,10 +447,8 @@ func TestListPagination(t *testing.T) {
 				if strings.Contains(tt.path, "?") {
 					sep = "&"
 				}
-				q := sep + "pageSize=10"
-				if token != "" {
-					q += "&pageToken=" + url.QueryEscape(token)
-				}
+				// The first request opts into paging with an empty pageToken.
+				q := sep + "pageSize=10&pageToken=" + url.QueryEscape(token)
 				r := e.do(t, http.MethodGet, tt.path+q, nil)
 				require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
 				p := tt.parse(t, r)
@@ -465,6 +463,19 @@ func TestListPagination(t *testing.T) {
 			}
 			assert.Equal(t, []int{10, 10, 5}, sizes)
 			assert.Equal(t, tt.want, got)
+		})
+		// Without pageToken the client has not opted into paging: the
+		// spec says the server returns everything, whatever pageSize says.
+		t.Run(tt.name+" without pageToken", func(t *testing.T) {
+			sep := "?"
+			if strings.Contains(tt.path, "?") {
+				sep = "&"
+			}
+			r := e.do(t, http.MethodGet, tt.path+sep+"pageSize=10", nil)
+			require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
+			p := tt.parse(t, r)
+			assert.Nil(t, p.next)
+			assert.Equal(t, tt.want, p.names)
 		})
 	}
 

@@ -55,9 +55,12 @@ func identParam(c echo.Context, nameParam string) (catalog.Ident, error) {
 	return id, id.Validate()
 }
 
-// pageParams reads pageToken and pageSize (a positive integer; absent means all).
+// pageParams reads pageToken and pageSize (a positive integer). The spec
+// (parameters/page-token): a client opts into paging by sending pageToken,
+// empty on the first request; without it the server returns everything in
+// one response, whatever pageSize says.
 func pageParams(c echo.Context) (catalog.Page, error) {
-	p := catalog.Page{Token: c.QueryParam("pageToken")}
+	var p catalog.Page
 	if s := c.QueryParam("pageSize"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
@@ -65,6 +68,10 @@ func pageParams(c echo.Context) (catalog.Page, error) {
 		}
 		p.Size = n
 	}
+	if _, paging := c.QueryParams()["pageToken"]; !paging {
+		p.Size = 0
+	}
+	p.Token = c.QueryParam("pageToken")
 	return p, nil
 }
 

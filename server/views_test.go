@@ -163,10 +163,7 @@ func TestViews(t *testing.T) {
 		var sizes []int
 		token := ""
 		for range 4 {
-			path := prefixPath("/namespaces/paged_views/views?pageSize=10")
-			if token != "" {
-				path += "&pageToken=" + token
-			}
+			path := prefixPath("/namespaces/paged_views/views?pageSize=10&pageToken=%s", token)
 			r := e.do(t, http.MethodGet, path, nil)
 			require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
 			res := decodeJSON[spec.ListTablesResponse](t, r)

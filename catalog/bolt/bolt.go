@@ -144,23 +144,33 @@ func namespaceExists(tx *bbolt.Tx, ns catalog.Namespace) bool {
 	return tx.Bucket(bucketNamespaces).Get(nsKey(ns)) != nil
 }
 
-func encodeToken(k []byte) string { return base64.RawURLEncoding.EncodeToString(k) }
+// Page tokens are base64url of a listing tag and the last key returned, so
+// a token from one listing (or garbage) is refused by another.
+const (
+	tagNamespaces byte = 'n'
+	tagPointers   byte = 'p'
+)
 
-func decodeToken(t string) ([]byte, error) {
+func encodeToken(tag byte, k []byte) string {
+	return base64.RawURLEncoding.EncodeToString(append([]byte{tag}, k...))
+}
+
+func decodeToken(tag byte, t string) ([]byte, error) {
 	k, err := base64.RawURLEncoding.DecodeString(t)
-	if err != nil {
+	if err != nil || len(k) < 2 || k[0] != tag {
 		return nil, fmt.Errorf("%w: malformed page token", catalog.ErrInvalidArgument)
 	}
-	return k, nil
+	return k[1:], nil
 }
 
 // scan visits the keys of b that start with prefix and pass match, in key
 // order, starting after the page token; it hands at most page.Size of them to
-// collect and returns the next page token ("" when nothing is left).
-func scan(b *bbolt.Bucket, prefix []byte, page catalog.Page, match func(k []byte) bool, collect func(k, v []byte) error) (string, error) {
+// collect and returns the next page token ("" when nothing is left). tag
+// names the listing in its tokens.
+func scan(b *bbolt.Bucket, tag byte, prefix []byte, page catalog.Page, match func(k []byte) bool, collect func(k, v []byte) error) (string, error) {
 	start, after := prefix, []byte(nil)
 	if page.Token != "" {
-		t, err := decodeToken(page.Token)
+		t, err := decodeToken(tag, page.Token)
 		if err != nil {
 			return "", err
 		}
@@ -177,7 +187,7 @@ func scan(b *bbolt.Bucket, prefix []byte, page catalog.Page, match func(k []byte
 			continue
 		}
 		if page.Size > 0 && n == page.Size {
-			return encodeToken(last), nil
+			return encodeToken(tag, last), nil
 		}
 		if err := collect(k, v); err != nil {
 			return "", err

@@ -73,7 +73,7 @@ func (s *Store) ListNamespaces(ctx context.Context, parent catalog.Namespace, pa
 			return catalog.NamespaceNotFoundError(parent)
 		}
 		isChild := func(k []byte) bool { return !bytes.Contains(k[len(prefix):], []byte{levelSep}) }
-		next, err = scan(tx.Bucket(bucketNamespaces), prefix, page, isChild, func(k, _ []byte) error {
+		next, err = scan(tx.Bucket(bucketNamespaces), tagNamespaces, prefix, page, isChild, func(k, _ []byte) error {
 			out = append(out, decodeNS(k))
 			return nil
 		})

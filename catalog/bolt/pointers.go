@@ -43,7 +43,7 @@ func (s *Store) ListPointers(ctx context.Context, ns catalog.Namespace, kind cat
 			r, ok, err := getPointer(tx, identFromKey(k))
 			return err == nil && ok && r.Kind == kind
 		}
-		next, err = scan(b, prefix, page, ofKind, func(k, _ []byte) error {
+		next, err = scan(b, tagPointers, prefix, page, ofKind, func(k, _ []byte) error {
 			out = append(out, identFromKey(k))
 			return nil
 		})

@@ -268,10 +268,19 @@ func testListNamespaces(t *testing.T, newStore func(t *testing.T) catalog.Store)
 		assert.Empty(t, next, "the last page has no token")
 	})
 	t.Run("bad token", func(t *testing.T) {
-		for _, tok := range []string{"!!!not a token!!!", "\x00\xff"} {
+		for _, tok := range []string{"!!!not a token!!!", "\x00\xff", "garbage"} {
 			_, _, err := s.ListNamespaces(t.Context(), nil, catalog.Page{Token: tok, Size: 2})
 			require.ErrorIs(t, err, catalog.ErrInvalidArgument, "token %q", tok)
 		}
+	})
+	t.Run("token of another listing", func(t *testing.T) {
+		create(t, s, id("a", "t1"), catalog.KindTable, loc("t1"))
+		create(t, s, id("a", "t2"), catalog.KindTable, loc("t2"))
+		_, tok, err := s.ListPointers(t.Context(), ns("a"), catalog.KindTable, catalog.Page{Size: 1})
+		require.NoError(t, err)
+		require.NotEmpty(t, tok)
+		_, _, err = s.ListNamespaces(t.Context(), nil, catalog.Page{Token: tok, Size: 2})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument)
 	})
 }
 
