@@ -11,6 +11,7 @@ import (
 	"path"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -52,6 +53,7 @@ func New(cfg Config) (*Catalog, error) {
 // Warehouse returns the warehouse named name (the REST prefix), or the
 // default warehouse when name is empty. Errors: ErrNoSuchWarehouse.
 func (c *Catalog) Warehouse(name string) (*Warehouse, error) {
+	name = strings.TrimSuffix(name, "/")
 	if name == "" {
 		name = DefaultWarehouse
 	}

@@ -30,6 +30,9 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if _, err := uuid.Parse(key); err != nil {
+			if len(key) > 64 {
+				key = key[:64] + "..."
+			}
 			return fmt.Errorf("%w: Idempotency-Key must be a UUID, got %q", errBadRequest, key)
 		}
 		unlock := s.locks.lock(key)

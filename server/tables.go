@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -101,7 +102,7 @@ func (s *Server) sendTable(c echo.Context, t *catalog.Loaded, mode string) error
 	if t.MetadataLocation != "" {
 		etag := tableETag(t.MetadataLocation, mode)
 		c.Response().Header().Set("ETag", etag)
-		if match := c.Request().Header.Get("If-None-Match"); match != "" && (match == etag || match == "W/"+etag) {
+		if noneMatch(c.Request().Header.Values("If-None-Match"), etag) {
 			return c.NoContent(http.StatusNotModified)
 		}
 	}
@@ -187,7 +188,8 @@ func (s *Server) exists(c echo.Context, nameParam string, exists func(context.Co
 // checkBodyIdent refuses a commit whose body names another object than its path.
 func checkBodyIdent(id catalog.Ident, body *spec.TableIdentifier) error {
 	if body != nil && !id.Equal(catalog.Ident{Namespace: body.Namespace, Name: body.Name}) {
-		return fmt.Errorf("%w: body identifier %v does not match the path %s", errBadRequest, body, id)
+		other := catalog.Ident{Namespace: body.Namespace, Name: body.Name}
+		return fmt.Errorf("%w: body identifier %s does not match the path %s", errBadRequest, other, id)
 	}
 	return nil
 }
@@ -341,4 +343,19 @@ func (s *Server) commitTransaction(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// noneMatch reports whether If-None-Match header values match etag (RFC
+// 9110 §13.1.2): "*" matches any current representation, otherwise any
+// listed entity tag, compared weakly (a W/ prefix is ignored).
+func noneMatch(values []string, etag string) bool {
+	for _, v := range values {
+		for _, tag := range strings.Split(v, ",") {
+			tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+			if tag == "*" || tag == etag {
+				return true
+			}
+		}
+	}
+	return false
 }
