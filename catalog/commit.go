@@ -150,11 +150,16 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 	}
 }
 
+// removeFiles deletes metadata files of a commit that certainly did not
+// happen, and the directories that leaves empty (a failed create's
+// metadata/ and table directory).
 func (c *Catalog) removeFiles(ctx context.Context, wh *Warehouse, locs []string) {
 	for _, loc := range locs {
 		if err := wh.Remove(ctx, loc); err != nil {
 			c.log.Warn("remove unused metadata file", "location", loc, "err", err)
+			continue
 		}
+		wh.pruneEmptyParents(loc, 2)
 	}
 }
 
@@ -197,8 +202,17 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit) (sta
 		if err := c.checkNameFree(ctx, tc.Ident, KindTable); err != nil {
 			return s, err
 		}
-		if _, err := c.store.LoadNamespace(ctx, tc.Ident.Namespace); err != nil {
+		nsProps, err := c.store.LoadNamespace(ctx, tc.Ident.Namespace)
+		if err != nil {
 			return s, err
+		}
+		// A create commit that sets no location gets a server-assigned one,
+		// as createTable would have given it.
+		if s.next.Location() == "" {
+			updates := append(slices.Clone(tc.Updates), table.NewSetLocationUpdate(wh.newLocation(tc.Ident, nsProps)))
+			if s.next, err = applyUpdates(nil, "", updates); err != nil {
+				return s, fmt.Errorf("%w: %s: %v", ErrInvalidArgument, tc.Ident, err)
+			}
 		}
 	}
 	if err := wh.checkLocation("table location", s.next.Location()); err != nil {

@@ -154,11 +154,7 @@ func (c *Catalog) abandon(ctx context.Context, wh *Warehouse, err error, written
 	if !known {
 		return fmt.Errorf("%w: %w", ErrCommitStateUnknown, err)
 	}
-	for _, loc := range written {
-		if rerr := wh.Remove(ctx, loc); rerr != nil {
-			c.log.Warn("remove abandoned metadata file", "location", loc, "err", rerr)
-		}
-	}
+	c.removeFiles(ctx, wh, written)
 	return err
 }
 

@@ -234,6 +234,26 @@ func (w *Warehouse) prepareLocation(loc string) error {
 	return nil
 }
 
+// pruneEmptyParents removes, on a file:// warehouse, up to levels parent
+// directories of loc that are empty, stopping at the first that is not
+// (os.Remove refuses a non-empty directory) and never at or above the root.
+func (w *Warehouse) pruneEmptyParents(loc string, levels int) {
+	if w.root.Scheme != "file" {
+		return
+	}
+	u, err := parseLocation(loc)
+	if err != nil {
+		return
+	}
+	dir := filepath.Dir(u.Path)
+	for range levels {
+		if !strings.HasPrefix(dir, w.root.Path+"/") || os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
 // writeFileDurable creates p (which must not exist), writes data, fsyncs the
 // file and then its directory, so that the file survives a crash once this
 // returns.
