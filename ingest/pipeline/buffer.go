@@ -1,0 +1,199 @@
+package pipeline
+
+import (
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tarnhq/tarn/ingest/sink"
+)
+
+const (
+	// maxRowsPerRecord cuts the buffer into Arrow records of at most this
+	// many rows, so that no single array approaches the 2 GiB limit of
+	// 32-bit offsets (small types, as the decoder builds them) and memory
+	// is handed over in pieces.
+	maxRowsPerRecord = 64 << 10
+	// kafkaRowOverheadBytes is the estimated Arrow size of a row's _kafka
+	// column besides key and header bytes: partition, offset, timestamp,
+	// validity and offsets buffers.
+	kafkaRowOverheadBytes = 40
+)
+
+// buffer accumulates the rows of the next batch: decoded values plus the
+// _kafka column, and per partition the offsets they cover.
+type buffer struct {
+	b     *array.RecordBuilder
+	kafka kafkaAppender
+	// recs are the full Arrow records cut so far; b holds the rest.
+	recs []arrow.RecordBatch
+	// ranges are the offsets covered: Start from the planned head, End
+	// after the last record taken (row, control record or skipped record).
+	ranges map[int32]sink.Range
+	rows   int
+	// bytes estimates the buffered size (see Config.TargetFileSizeBytes).
+	bytes int64
+	// first is when the first record of the batch was taken; zero when the
+	// buffer covers nothing.
+	first time.Time
+}
+
+// newBuffer returns an empty buffer building records of schema sc, which
+// must have a _kafka column of DESIGN.md's shape.
+func newBuffer(sc *arrow.Schema) (*buffer, error) {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	ka, err := newKafkaAppender(b)
+	if err != nil {
+		b.Release()
+		return nil, err
+	}
+	return &buffer{b: b, kafka: ka, ranges: map[int32]sink.Range{}}, nil
+}
+
+// empty reports whether the buffer covers no offsets at all.
+func (u *buffer) empty() bool { return len(u.ranges) == 0 }
+
+// cover extends the partition's range to include offset off. planned is
+// the head's next offset per partition; a partition the head lacks starts
+// at off (the sink accepts any Start for a partition the head lacks).
+func (u *buffer) cover(p int32, off int64, planned map[int32]int64, now time.Time) {
+	r, ok := u.ranges[p]
+	if !ok {
+		start, known := planned[p]
+		if !known {
+			start = off
+		}
+		r = sink.Range{Start: start}
+	}
+	r.End = off + 1
+	u.ranges[p] = r
+	if u.first.IsZero() {
+		u.first = now
+	}
+}
+
+// addKafka appends rec's _kafka value to the row the decoder just
+// appended, and accounts for the row.
+func (u *buffer) addKafka(rec *kgo.Record, payloadBytes int) {
+	u.bytes += int64(payloadBytes) + u.kafka.append(rec)
+	u.rows++
+	if u.b.Field(0).Len() >= maxRowsPerRecord {
+		u.recs = append(u.recs, u.b.NewRecordBatch())
+	}
+}
+
+// take returns the batch and empties the buffer. The caller releases the
+// batch's records.
+func (u *buffer) take() sink.Batch {
+	if u.b.Field(0).Len() > 0 {
+		u.recs = append(u.recs, u.b.NewRecordBatch())
+	}
+	batch := sink.Batch{Records: u.recs, Ranges: maps.Clone(u.ranges)}
+	u.recs, u.rows, u.bytes, u.first = nil, 0, 0, time.Time{}
+	clear(u.ranges)
+	return batch
+}
+
+// drop empties the buffer, discarding its rows.
+func (u *buffer) drop() { release(u.take().Records) }
+
+func (u *buffer) release() {
+	u.drop()
+	u.b.Release()
+}
+
+func release(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// kafkaAppender appends the _kafka struct of one record.
+type kafkaAppender struct {
+	col       *array.StructBuilder
+	partition *array.Int32Builder
+	offset    *array.Int64Builder
+	timestamp *array.TimestampBuilder
+	key       *array.BinaryBuilder
+	headers   *array.ListBuilder
+	header    *array.StructBuilder
+	hkey      *array.StringBuilder
+	hvalue    *array.BinaryBuilder
+}
+
+// newKafkaAppender finds the _kafka column's builders in b. The Arrow
+// types are those iceberg-go's SchemaToArrowSchema gives kafkaField
+// (small types, timestamptz as timestamp[us, UTC]).
+func newKafkaAppender(b *array.RecordBuilder) (kafkaAppender, error) {
+	sc := b.Schema()
+	idx := sc.FieldIndices(KafkaColumn)
+	if len(idx) != 1 {
+		return kafkaAppender{}, fmt.Errorf("%w: no %s column", ErrTableShape, KafkaColumn)
+	}
+	var a kafkaAppender
+	ok := true
+	field := func(sb *array.StructBuilder, name string) array.Builder {
+		st := sb.Type().(*arrow.StructType)
+		i, found := st.FieldIdx(name)
+		if !found {
+			ok = false
+			return nil
+		}
+		return sb.FieldBuilder(i)
+	}
+	a.col, ok = b.Field(idx[0]).(*array.StructBuilder)
+	if !ok {
+		return kafkaAppender{}, fmt.Errorf("%w: column %s is %s, not a struct", ErrTableShape, KafkaColumn, sc.Field(idx[0]).Type)
+	}
+	a.partition, _ = field(a.col, "partition").(*array.Int32Builder)
+	a.offset, _ = field(a.col, "offset").(*array.Int64Builder)
+	a.timestamp, _ = field(a.col, "timestamp").(*array.TimestampBuilder)
+	a.key, _ = field(a.col, "key").(*array.BinaryBuilder)
+	a.headers, _ = field(a.col, "headers").(*array.ListBuilder)
+	if a.headers != nil {
+		a.header, _ = a.headers.ValueBuilder().(*array.StructBuilder)
+	}
+	if a.header != nil {
+		a.hkey, _ = field(a.header, "key").(*array.StringBuilder)
+		a.hvalue, _ = field(a.header, "value").(*array.BinaryBuilder)
+	}
+	if !ok || a.partition == nil || a.offset == nil || a.timestamp == nil || a.key == nil || a.hkey == nil || a.hvalue == nil {
+		return kafkaAppender{}, fmt.Errorf("%w: column %s is %s", ErrTableShape, KafkaColumn, sc.Field(idx[0]).Type)
+	}
+	if ts := a.timestamp.Type().(*arrow.TimestampType); ts.Unit != arrow.Microsecond {
+		return kafkaAppender{}, fmt.Errorf("%w: %s.timestamp is %s, want microseconds", ErrTableShape, KafkaColumn, ts)
+	}
+	return a, nil
+}
+
+// append appends rec's metadata and returns its estimated size in bytes.
+// A nil key or header value is null; an empty one is empty.
+func (a *kafkaAppender) append(rec *kgo.Record) int64 {
+	a.col.Append(true)
+	a.partition.Append(rec.Partition)
+	a.offset.Append(rec.Offset)
+	a.timestamp.Append(arrow.Timestamp(rec.Timestamp.UnixMicro()))
+	if rec.Key == nil {
+		a.key.AppendNull()
+	} else {
+		a.key.Append(rec.Key)
+	}
+	a.headers.Append(true)
+	size := int64(kafkaRowOverheadBytes + len(rec.Key))
+	for _, h := range rec.Headers {
+		a.header.Append(true)
+		a.hkey.Append(h.Key)
+		if h.Value == nil {
+			a.hvalue.AppendNull()
+		} else {
+			a.hvalue.Append(h.Value)
+		}
+		size += int64(len(h.Key) + len(h.Value) + 8)
+	}
+	return size
+}

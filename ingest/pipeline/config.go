@@ -1,0 +1,131 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tarnhq/tarn/catalog"
+)
+
+// Defaults and limits of Config (issue 3, management API).
+const (
+	// DefaultTargetLag is the freshness target: a record is committed at
+	// most this long after the pipeline read it. Ten seconds keeps the
+	// snapshot count of a busy table near 8,640 a day, which expiry and
+	// compaction handle easily.
+	DefaultTargetLag = 10 * time.Second
+	// MinTargetLag is the smallest TargetLag accepted. Below one second the
+	// catalog commit itself (metadata write, fsync, compare-and-swap) and
+	// the manifest list rewritten per snapshot dominate.
+	MinTargetLag = time.Second
+	// DefaultTargetFileSizeBytes is the buffered size at which a batch is
+	// flushed regardless of TargetLag: 128 MiB, the Parquet target most
+	// engines read well.
+	DefaultTargetFileSizeBytes int64 = 128 << 20
+	// DefaultPartitionSpec partitions a materialized table by the day of the
+	// Kafka record timestamp, which every table has.
+	DefaultPartitionSpec = "day(_kafka.timestamp)"
+)
+
+// ErrorMode says what happens to a bad record (DESIGN.md "Bad records").
+type ErrorMode string
+
+const (
+	// ErrorModeSuspend stops the topic at the first bad record: everything
+	// before it is committed, nothing after it. The default.
+	ErrorModeSuspend ErrorMode = "suspend"
+	// ErrorModeSkip counts the bad record by kind (Status.Errors) and moves
+	// past it; its offset is committed like any other.
+	ErrorModeSkip ErrorMode = "skip"
+	// ErrorModeDLQ writes bad records to a <table>_dlq table. Not built
+	// yet: Validate refuses it.
+	ErrorModeDLQ ErrorMode = "dlq"
+)
+
+// Config is one topic materialized into one table. The zero values of
+// TargetLag, TargetFileSizeBytes, ErrorMode and PartitionSpec mean their
+// defaults.
+type Config struct {
+	// Topic is the Kafka topic. Required.
+	Topic string `yaml:"topic"`
+	// Table is the Iceberg table the topic is materialized into. Required.
+	Table catalog.Ident `yaml:"table"`
+	// Cluster is the Kafka cluster id, recorded with the offsets in every
+	// snapshot (tarn.kafka.offsets) so that a table is never resumed
+	// against another cluster's offsets. Required.
+	Cluster string `yaml:"cluster"`
+	// TargetLag is the freshness target: buffered records are committed
+	// when this long has passed since the first of them was read. Default
+	// DefaultTargetLag; at least MinTargetLag.
+	TargetLag time.Duration `yaml:"target-lag"`
+	// TargetFileSizeBytes flushes the buffer early once its estimated size
+	// reaches it (whichever of size and lag comes first), and is the data
+	// file size at which the writer rolls to a new file. The estimate is
+	// the bytes read from Kafka (value after the 5-byte header, key,
+	// headers) plus a fixed per-row overhead for the _kafka column, so the
+	// compressed Parquet files come out smaller. Default
+	// DefaultTargetFileSizeBytes.
+	TargetFileSizeBytes int64 `yaml:"target-file-size-bytes"`
+	// ErrorMode is what a bad record does: ErrorModeSuspend (default) or
+	// ErrorModeSkip.
+	ErrorMode ErrorMode `yaml:"error-mode"`
+	// PartitionSpec lists the table's partition fields as Iceberg
+	// transforms over column name paths: "day(_kafka.timestamp)",
+	// "identity(origin)" or just "origin", "year(c)", "month(c)",
+	// "hour(c)", "bucket(16, c)", "truncate(4, c)", "void(c)" (Spark's
+	// plural forms "days(c)" etc. are accepted too). Used when the table is
+	// created. nil means [DefaultPartitionSpec]; an empty, non-nil slice
+	// means unpartitioned.
+	PartitionSpec []string `yaml:"partition-spec"`
+}
+
+// WithDefaults returns c with every zero-valued optional field set to its
+// default.
+func (c Config) WithDefaults() Config {
+	if c.TargetLag == 0 {
+		c.TargetLag = DefaultTargetLag
+	}
+	if c.TargetFileSizeBytes == 0 {
+		c.TargetFileSizeBytes = DefaultTargetFileSizeBytes
+	}
+	if c.ErrorMode == "" {
+		c.ErrorMode = ErrorModeSuspend
+	}
+	if c.PartitionSpec == nil {
+		c.PartitionSpec = []string{DefaultPartitionSpec}
+	}
+	return c
+}
+
+// Validate reports the first missing or out-of-range field, after
+// defaults. Partition fields are checked for syntax here and against the
+// table's columns by EnsureTable. Errors wrap ErrInvalidConfig.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	switch {
+	case c.Topic == "":
+		return fmt.Errorf("%w: topic is required", ErrInvalidConfig)
+	case c.Cluster == "":
+		return fmt.Errorf("%w: cluster id is required", ErrInvalidConfig)
+	case c.TargetLag < MinTargetLag:
+		return fmt.Errorf("%w: target lag %v is below the minimum %v", ErrInvalidConfig, c.TargetLag, MinTargetLag)
+	case c.TargetFileSizeBytes < 0:
+		return fmt.Errorf("%w: target file size %d bytes is negative", ErrInvalidConfig, c.TargetFileSizeBytes)
+	}
+	if err := c.Table.Validate(); err != nil {
+		return fmt.Errorf("%w: table %q: %v", ErrInvalidConfig, c.Table, err)
+	}
+	switch c.ErrorMode {
+	case ErrorModeSuspend, ErrorModeSkip:
+	case ErrorModeDLQ:
+		return fmt.Errorf("%w: error mode %q is not supported yet (suspend or skip)", ErrInvalidConfig, c.ErrorMode)
+	default:
+		return fmt.Errorf("%w: unknown error mode %q (suspend or skip)", ErrInvalidConfig, c.ErrorMode)
+	}
+	for _, f := range c.PartitionSpec {
+		if _, err := parsePartitionField(f); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		}
+	}
+	return nil
+}

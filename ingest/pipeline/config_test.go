@@ -1,0 +1,71 @@
+package pipeline_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ingest/pipeline"
+)
+
+func validConfig() pipeline.Config {
+	return pipeline.Config{
+		Topic: "orders", Cluster: "c1",
+		Table: catalog.Ident{Namespace: catalog.Namespace{"sales"}, Name: "orders"},
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c := validConfig().WithDefaults()
+	assert.Equal(t, 10*time.Second, c.TargetLag)
+	assert.Equal(t, int64(128<<20), c.TargetFileSizeBytes)
+	assert.Equal(t, pipeline.ErrorModeSuspend, c.ErrorMode)
+	assert.Equal(t, []string{"day(_kafka.timestamp)"}, c.PartitionSpec)
+
+	unpartitioned := validConfig()
+	unpartitioned.PartitionSpec = []string{}
+	assert.Empty(t, unpartitioned.WithDefaults().PartitionSpec, "an empty, non-nil spec stays unpartitioned")
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		modify func(c *pipeline.Config)
+		ok     bool
+	}{
+		{name: "defaults", modify: func(*pipeline.Config) {}, ok: true},
+		{name: "minimum lag", modify: func(c *pipeline.Config) { c.TargetLag = time.Second }, ok: true},
+		{name: "skip mode", modify: func(c *pipeline.Config) { c.ErrorMode = pipeline.ErrorModeSkip }, ok: true},
+		{name: "transforms", ok: true, modify: func(c *pipeline.Config) {
+			c.PartitionSpec = []string{"origin", "identity(a.b)", "days(ts)", "hour(ts)", "bucket(16, id)", "truncate( 4 ,name)", "void(x)", "YEAR(ts)"}
+		}},
+		{name: "no topic", modify: func(c *pipeline.Config) { c.Topic = "" }},
+		{name: "no cluster", modify: func(c *pipeline.Config) { c.Cluster = "" }},
+		{name: "no namespace", modify: func(c *pipeline.Config) { c.Table.Namespace = nil }},
+		{name: "no table name", modify: func(c *pipeline.Config) { c.Table.Name = "" }},
+		{name: "lag below 1s", modify: func(c *pipeline.Config) { c.TargetLag = 999 * time.Millisecond }},
+		{name: "negative size", modify: func(c *pipeline.Config) { c.TargetFileSizeBytes = -1 }},
+		{name: "dlq not built", modify: func(c *pipeline.Config) { c.ErrorMode = pipeline.ErrorModeDLQ }},
+		{name: "unknown mode", modify: func(c *pipeline.Config) { c.ErrorMode = "ignore" }},
+		{name: "unknown transform", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"week(ts)"} }},
+		{name: "bucket without width", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"bucket(id)"} }},
+		{name: "zero width", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"truncate(0, id)"} }},
+		{name: "unclosed", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"day(ts"} }},
+		{name: "empty column", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"day()"} }},
+		{name: "empty field", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{""} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := validConfig()
+			tc.modify(&c)
+			err := c.Validate()
+			if tc.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, pipeline.ErrInvalidConfig)
+		})
+	}
+}

@@ -1,0 +1,100 @@
+// Package pipeline materializes one Kafka topic into one Iceberg table,
+// exactly once (DESIGN.md "Exactly once", "Commit cadence", "Bad
+// records"): records in the Confluent wire format with Avro values,
+// resolved through a Confluent-compatible schema registry, become rows of
+// the table's user columns plus the _kafka column, and are committed in
+// batches through ingest/sink.
+//
+// # Table
+//
+// EnsureTable creates the table for a topic: the columns of
+// avro.ToIceberg(writer schema), then _kafka = {partition int, offset
+// long, timestamp timestamptz, key binary, headers list<struct<key string,
+// value binary>>} (key and header values optional, since Kafka allows
+// null ones), partitioned by day(_kafka.timestamp) unless configured
+// otherwise, unsorted, zstd Parquet.
+//
+// # Run
+//
+//  1. The table's head snapshot gives the next offset of every partition
+//     it has (sink.Head); the source is opened there, other partitions at
+//     the configured start.
+//  2. Each polled record is parsed: magic byte 0 and a 4-byte big-endian
+//     schema id (sr.ConfluentHeader), the id resolved once through the
+//     registry to a decoder into the table's current schema
+//     (avro.NewDecoder with _kafka as a caller column), the value decoded
+//     into the Arrow builders and the _kafka struct appended for the same
+//     row. Control records (transaction markers) add no row but move the
+//     partition's offset, as do skipped bad records.
+//  3. The buffer is flushed when its estimated size reaches
+//     TargetFileSizeBytes or TargetLag has passed since its first record,
+//     whichever is first, and when Run's context ends. A flush is one
+//     sink commit: the rows, and per partition the range from the offset
+//     the head had (Start) to one past the last record read (End). A batch
+//     with no rows (only markers or skipped records) still commits, so
+//     that offsets move.
+//  4. A *sink.StaleBatchError (another writer committed these offsets)
+//     drops the batch and re-seeks the source to the head's offsets; so
+//     does a commit whose outcome is unknown, after reloading the head.
+//     The sink already rebases over commits that did not consume the
+//     batch's partitions (a property change, maintenance).
+//
+// A record delivered again below the expected offset of its partition
+// (after a re-seek) is ignored. After a flush that re-seeked, the rest of
+// the poll is dropped: it was fetched from the old positions.
+//
+// # Bad records and schemas
+//
+// A record that cannot become a row (no value, bad magic byte or short
+// header, unknown schema id, malformed payload, a value that does not fit
+// its column) follows Config.ErrorMode: skip counts it by kind in Status
+// and commits its offset; suspend commits everything before it, nothing
+// from it on, and Run returns *SuspendedError naming the partition, the
+// offset and the reason.
+//
+// A schema id seen for the first time is accepted when its writer schema
+// maps onto the table's current schema as it stands: the same columns,
+// fewer optional ones, or promotions Iceberg allows (int → long, float →
+// double, decimal widening, required into optional). Such an id reuses
+// the table schema, and no table change is made. Any other writer schema
+// (a new field, a type change, a non-Avro schema) suspends the topic
+// whatever the error mode, with the offending field and change in the
+// reason. Schema evolution (committing the allowed changes of DESIGN.md
+// "Schema evolution" as an Iceberg schema update before the data that
+// needs them) is the next step for this package; the decoder and the
+// status already report the field it would need.
+//
+// # Shutdown
+//
+// Only Poll watches Run's context. Records already polled are processed,
+// and batches committed, on a context that cancellation does not reach,
+// so a commit is never cut short; the buffer is committed before Run
+// returns nil. If that last commit fails, nothing is lost: the next start
+// reads from the table's head.
+//
+// # Concurrency
+//
+// Run is one goroutine; a second concurrent Run of the same Pipeline
+// returns ErrRunning. Status may be called from any goroutine: the status
+// is the only state shared with Run, under Pipeline.mu, which is never
+// held while calling anything else. Pipelines of the same table
+// (replicas, a zombie after a rebalance) coordinate only through the
+// catalog's compare-and-swap and the offsets in the table (see
+// ingest/sink).
+//
+// File map:
+//
+//   - config.go: [Config], defaults, [Config.Validate].
+//   - table.go: [EnsureTable], [TableSchema], the _kafka column, partition
+//     spec parsing.
+//   - source.go: [Source] and [Registry], the interfaces the pipeline
+//     consumes (ingest/source's Source and *sr.Client satisfy them).
+//   - schemas.go: schema id → decoder resolution and cache, references,
+//     registry retries.
+//   - buffer.go: the batch being built: Arrow builders, _kafka appending,
+//     ranges, size estimate.
+//   - pipeline.go: [Pipeline], [New], [Pipeline.Run]: the poll, decode,
+//     flush loop.
+//   - status.go: [Status], [State].
+//   - errors.go: sentinels, [ErrorKind], [RecordError], [SuspendedError].
+package pipeline

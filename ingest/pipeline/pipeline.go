@@ -1,0 +1,487 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/ingest/sink"
+)
+
+const (
+	// shutdownCommitTimeout bounds the commit of what is buffered when
+	// Run's context ends: long enough for a commit that has to write a
+	// full batch and rebase, short enough that a stuck store does not keep
+	// the process from exiting (the records are re-read on the next start).
+	shutdownCommitTimeout = 30 * time.Second
+	// maxFlushFailures is how many flushes in a row may fail with an
+	// outcome the pipeline recovers from by re-reading (a write error, an
+	// unknown commit outcome, a commit still conflicting after the sink's
+	// rebases) before Run gives up and reports the last error.
+	maxFlushFailures = 5
+	// flushRetryBackoff is the pause after such a failure, times the
+	// number of failures in a row.
+	flushRetryBackoff = 200 * time.Millisecond
+)
+
+// confluentHeader parses the Confluent wire format: magic byte 0, then the
+// schema id as a 4-byte big-endian integer.
+var confluentHeader sr.ConfluentHeader
+
+// Deps are a pipeline's connections.
+type Deps struct {
+	// Tables loads and commits the table: catalog.Catalog.TableIO(wh), so
+	// commits take the same path as REST clients'. Required.
+	Tables table.CatalogIO
+	// Registry resolves schema ids: an *sr.Client. Required.
+	Registry Registry
+	// OpenSource opens the topic's consumer. Required.
+	OpenSource OpenSourceFunc
+	// Logger receives commits (debug), skipped records, re-seeks and
+	// suspensions; slog.Default() if nil.
+	Logger *slog.Logger
+}
+
+// Pipeline materializes one topic into one table (see the package doc).
+// Run does the work; Status may be called from any goroutine.
+type Pipeline struct {
+	cfg     Config
+	deps    Deps
+	ident   table.Identifier
+	log     *slog.Logger
+	running atomic.Bool
+
+	mu sync.Mutex
+	st Status // guarded by mu
+
+	// The rest belongs to Run's goroutine.
+	sink *sink.Sink
+	src  Source
+	// schemaID is the ID of the table schema that schemas and buf target.
+	schemaID int
+	schemas  *schemas
+	buf      *buffer
+	// planned is the table's next offset per partition as of the head the
+	// buffer is planned on: the Start of each partition's next range.
+	planned map[int32]int64
+	// next is the next offset expected per partition: planned, moved past
+	// what is buffered. A record below it was delivered twice (say, fetched
+	// again after a re-seek) and is ignored.
+	next map[int32]int64
+	// failures counts recoverable flush failures in a row.
+	failures int
+}
+
+// New returns a pipeline for cfg (defaults applied) in state pending.
+// Errors: ErrInvalidConfig, also for a missing dependency.
+func New(cfg Config, deps Deps) (*Pipeline, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Tables == nil || deps.Registry == nil || deps.OpenSource == nil {
+		return nil, fmt.Errorf("%w: Tables, Registry and OpenSource are required", ErrInvalidConfig)
+	}
+	cfg = cfg.WithDefaults()
+	log := deps.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ident := append(table.Identifier{}, cfg.Table.Namespace...)
+	ident = append(ident, cfg.Table.Name)
+	p := &Pipeline{
+		cfg:   cfg,
+		deps:  deps,
+		ident: ident,
+		log:   log.With("topic", cfg.Topic, "table", cfg.Table.String()),
+	}
+	p.st = Status{Topic: cfg.Topic, Table: cfg.Table.String(), State: StatePending, Errors: map[ErrorKind]int64{}}
+	return p, nil
+}
+
+// Config returns the pipeline's configuration, defaults applied.
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Run materializes the topic until ctx ends or the topic suspends. It
+// loads the table's head offsets, opens the source there, and loops:
+// poll, decode each record into the buffer, and commit the buffer as one
+// snapshot (sink.Commit) when it reaches TargetFileSizeBytes or
+// TargetLag has passed since its first record, whichever comes first.
+//
+// Returns:
+//   - nil when ctx ended: what was buffered was committed first (within
+//     30 s; if that commit fails, the records are simply read again on
+//     the next start).
+//   - *SuspendedError: a bad record in suspend mode, or a record whose
+//     schema does not fit the table (any mode). Everything before it was
+//     committed, nothing after it.
+//   - ErrRunning if another Run of p is going.
+//   - any other error (catalog, registry, source, invalid table offsets,
+//     ErrTableShape): the pipeline failed; what was buffered before the
+//     error was committed when that was still possible.
+//
+// Run may be called again after it returned; it resumes from the table.
+func (p *Pipeline) Run(ctx context.Context) (err error) {
+	if !p.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer p.running.Store(false)
+	defer func() { p.finish(err) }()
+
+	if err := p.start(ctx); err != nil {
+		return err
+	}
+	defer p.stop()
+	return p.loop(ctx)
+}
+
+// start opens the sink, reads the head and opens the source there.
+func (p *Pipeline) start(ctx context.Context) error {
+	s, err := sink.Open(ctx, p.deps.Tables, sink.Config{
+		Table: p.ident, Cluster: p.cfg.Cluster, Topic: p.cfg.Topic,
+		TargetFileSizeBytes: p.cfg.TargetFileSizeBytes,
+	})
+	if err != nil {
+		return err
+	}
+	head, err := s.Head(ctx)
+	if err != nil {
+		return err
+	}
+	p.sink = s
+	if err := p.useSchema(s.Table().Schema()); err != nil {
+		return err
+	}
+	p.planned, p.next, p.failures = maps.Clone(head.Next), maps.Clone(head.Next), 0
+	p.update(func(st *Status) {
+		st.State, st.Reason, st.Next = StateSyncing, "", maps.Clone(head.Next)
+	})
+	src, err := p.deps.OpenSource(ctx, maps.Clone(head.Next))
+	if err != nil {
+		return fmt.Errorf("open source of topic %s: %w", p.cfg.Topic, err)
+	}
+	p.src = src
+	p.log.Info("pipeline started", "next", head.Next)
+	return nil
+}
+
+// useSchema points the decoders and the buffer at table schema sc. The
+// buffer must be empty.
+func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
+	if p.buf != nil && p.schemaID == sc.ID {
+		return nil
+	}
+	if err := checkKafkaColumn(sc); err != nil {
+		return fmt.Errorf("table %s: %w", p.cfg.Table, err)
+	}
+	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	if err != nil {
+		return fmt.Errorf("table %s: arrow schema: %w", p.cfg.Table, err)
+	}
+	buf, err := newBuffer(asc)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", p.cfg.Table, err)
+	}
+	if p.buf != nil {
+		p.buf.release()
+	}
+	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, sc)
+	return nil
+}
+
+func (p *Pipeline) stop() {
+	p.src.Close()
+	p.src = nil
+	p.buf.release()
+	p.buf = nil
+}
+
+// finish records how Run ended.
+func (p *Pipeline) finish(err error) {
+	if errors.Is(err, ErrRunning) {
+		return
+	}
+	var se *SuspendedError
+	p.update(func(st *Status) {
+		st.BufferedRows, st.BufferedBytes = 0, 0
+		switch {
+		case err == nil:
+			st.State, st.Reason = StatePending, "stopped"
+		case errors.As(err, &se):
+			st.State, st.Reason = StateSuspended, se.Reason
+		default:
+			st.State, st.Reason = StateFailed, err.Error()
+		}
+	})
+	switch {
+	case err == nil:
+		p.log.Info("pipeline stopped")
+	case se != nil:
+		p.log.Warn("topic suspended", "partition", se.Partition, "offset", se.Offset, "kind", se.Kind, "reason", se.Reason)
+	default:
+		p.log.Error("pipeline failed", "err", err)
+	}
+}
+
+// loop polls and flushes until ctx ends or a record or error stops it.
+//
+// Only Poll watches ctx. The records a poll returned are processed, and
+// batches committed, on work, which ctx's cancellation does not reach: a
+// shutdown then never cuts a commit short (leaving its outcome unknown)
+// and what was fetched before it is committed before Run returns. Each
+// step on work is bounded (registry retries, the sink's commit attempts).
+func (p *Pipeline) loop(ctx context.Context) error {
+	work := context.WithoutCancel(ctx)
+	for {
+		pollCtx, cancel := ctx, context.CancelFunc(func() {})
+		if !p.buf.empty() {
+			// Wake up when the buffer is due even if nothing arrives.
+			pollCtx, cancel = context.WithDeadline(ctx, p.buf.first.Add(p.cfg.TargetLag))
+		}
+		recs, pollErr := p.src.Poll(pollCtx)
+		timedOut := pollCtx.Err() != nil
+		cancel()
+
+		// Records returned with an error were still read: take them first.
+		if err := p.process(work, recs); err != nil {
+			return p.shutdown(ctx, err)
+		}
+		switch {
+		case ctx.Err() != nil:
+			return p.shutdown(ctx, nil)
+		case pollErr != nil && !timedOut:
+			return p.shutdown(ctx, fmt.Errorf("poll topic %s: %w", p.cfg.Topic, pollErr))
+		}
+		if !p.buf.empty() && time.Since(p.buf.first) >= p.cfg.TargetLag {
+			if _, err := p.flush(work); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// shutdown ends Run with cause (nil for a graceful stop): unless cause is
+// a suspension or a failed commit (after which the buffer is already
+// empty), what is buffered is committed first, on a context that outlives
+// ctx by at most shutdownCommitTimeout.
+func (p *Pipeline) shutdown(ctx context.Context, cause error) error {
+	if p.buf.empty() {
+		return cause
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownCommitTimeout)
+	defer cancel()
+	if _, err := p.flush(fctx); err != nil {
+		if cause == nil {
+			return err
+		}
+		return errors.Join(cause, err)
+	}
+	return cause
+}
+
+// process takes one poll's records in order. It flushes whenever the
+// buffer reaches the target size; after a flush that re-seeked the source
+// the rest of recs is dropped (the source returns those partitions again
+// from the new offsets). It returns a *SuspendedError after committing
+// what came before the offending record, or an error that ends Run (the
+// caller commits the buffer).
+func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
+	defer p.updateBuffered()
+	for _, rec := range recs {
+		if n, ok := p.next[rec.Partition]; ok && rec.Offset < n {
+			continue
+		}
+		if rec.Attrs.IsControl() {
+			// A transaction marker: no row, but its offset is read.
+			p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
+			p.next[rec.Partition] = rec.Offset + 1
+			continue
+		}
+		rerr, err := p.decode(ctx, rec)
+		if err != nil {
+			return err
+		}
+		if rerr != nil {
+			p.update(func(st *Status) { st.Errors[rerr.Kind]++ })
+			if rerr.Kind.schemaLevel() || p.cfg.ErrorMode == ErrorModeSuspend {
+				return p.suspend(ctx, rerr)
+			}
+			p.log.Warn("bad record skipped", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
+			p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
+		}
+		p.next[rec.Partition] = rec.Offset + 1
+		if p.buf.bytes >= p.cfg.TargetFileSizeBytes {
+			reseeked, err := p.flush(ctx)
+			if err != nil || reseeked {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decode appends rec as a row (value columns, then _kafka) and covers its
+// offset. A record that cannot be materialized is returned as a
+// *RecordError with nothing appended; err is for failures that are not
+// about the record (the registry could not be asked).
+func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordError, err error) {
+	bad := func(kind ErrorKind, id int, cause error) (*RecordError, error) {
+		return &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: kind, SchemaID: id, Err: cause}, nil
+	}
+	if rec.Value == nil {
+		return bad(KindNoValue, -1, errors.New("the record has no value (a tombstone)"))
+	}
+	id, payload, err := confluentHeader.DecodeID(rec.Value)
+	if err != nil {
+		return bad(KindBadHeader, -1, err)
+	}
+	r, err := p.schemas.get(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("resolve schema id %d of %s partition %d offset %d: %w", id, p.cfg.Topic, rec.Partition, rec.Offset, err)
+	}
+	if r.dec == nil {
+		return bad(r.kind, id, r.err)
+	}
+	if err := r.dec.Append(p.buf.b, payload); err != nil {
+		switch {
+		case errors.Is(err, avro.ErrOutOfRange):
+			return bad(KindOutOfRange, id, err)
+		case errors.Is(err, avro.ErrBadRecord):
+			return bad(KindMalformed, id, err)
+		}
+		return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
+	}
+	p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
+	p.buf.addKafka(rec, len(payload))
+	return nil, nil
+}
+
+// suspend commits what was buffered before rerr's record and returns the
+// *SuspendedError for it.
+func (p *Pipeline) suspend(ctx context.Context, rerr *RecordError) error {
+	var reason string
+	if rerr.Kind.schemaLevel() {
+		reason = fmt.Sprintf("%s: %v", rerr.Kind, rerr.Err)
+	} else {
+		reason = fmt.Sprintf("bad record (%s): %v; error mode is suspend: fix or remove the record's cause, or switch the error mode to skip, then resume", rerr.Kind, rerr.Err)
+	}
+	se := &SuspendedError{Partition: rerr.Partition, Offset: rerr.Offset, Kind: rerr.Kind, Reason: reason, Err: rerr}
+	if _, err := p.flush(ctx); err != nil {
+		return errors.Join(se, err)
+	}
+	return se
+}
+
+// flush commits the buffer as one batch and empties it. reseeked reports
+// that the batch was dropped and the source re-seeked from the table: a
+// *sink.StaleBatchError (another writer committed these offsets), or a
+// failure after which the table's head decides (a failed write, an
+// unknown commit outcome, a commit still conflicting after the sink's
+// rebases). err is returned when the table cannot be trusted
+// (sink.ErrInvalidOffsets), the sink refused the batch, ctx ended, or
+// maxFlushFailures flushes in a row failed.
+func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
+	if p.buf.empty() {
+		return false, nil
+	}
+	batch := p.buf.take()
+	defer release(batch.Records)
+	p.updateBuffered()
+
+	w, err := p.sink.Write(ctx, batch)
+	if err == nil {
+		err = p.sink.CommitWritten(ctx, w)
+	}
+	var stale *sink.StaleBatchError
+	switch {
+	case err == nil:
+		return false, p.committed(batch, w)
+	case errors.As(err, &stale):
+		p.log.Info("batch dropped: another writer committed its offsets; re-seeking from the table", "err", err)
+		p.reseek(stale.Head.Next, batch.Ranges)
+		return true, nil
+	case errors.Is(err, sink.ErrInvalidOffsets), errors.Is(err, sink.ErrInvalidBatch),
+		errors.Is(err, sink.ErrSortedTable), errors.Is(err, sink.ErrWrittenDone), ctx.Err() != nil:
+		return false, err
+	}
+	p.failures++
+	if p.failures >= maxFlushFailures {
+		return false, fmt.Errorf("%d flushes in a row failed: %w", p.failures, err)
+	}
+	p.log.Warn("flush failed; re-reading from the table's head", "err", err, "failures", p.failures)
+	head, herr := p.sink.Head(ctx)
+	if herr != nil {
+		return false, errors.Join(err, herr)
+	}
+	p.reseek(head.Next, batch.Ranges)
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Duration(p.failures) * flushRetryBackoff):
+	}
+	return true, nil
+}
+
+// committed records a successful commit of batch (files w) and follows a
+// change of the table's schema. Errors: those of useSchema.
+func (p *Pipeline) committed(batch sink.Batch, w *sink.Written) error {
+	for part, r := range batch.Ranges {
+		p.planned[part] = r.End
+	}
+	p.failures = 0
+	var bytes int64
+	for _, f := range w.Files {
+		bytes += f.FileSizeBytes()
+	}
+	now := time.Now()
+	p.update(func(st *Status) {
+		st.Rows += w.Rows
+		st.Bytes += bytes
+		st.Files += int64(len(w.Files))
+		st.Commits++
+		st.LastCommit = now
+		st.Next = maps.Clone(p.planned)
+	})
+	p.log.Debug("committed", "rows", w.Rows, "files", len(w.Files), "bytes", bytes, "ranges", batch.Ranges)
+	// A schema change by someone else (the table is Tarn's, so normally
+	// nobody) takes effect between batches: the buffer is empty now.
+	return p.useSchema(p.sink.Table().Schema())
+}
+
+// reseek re-plans from the table's head: the source goes back (or
+// forward) to head's offsets, and each partition of the dropped batch that
+// head lacks to where the batch started.
+func (p *Pipeline) reseek(head map[int32]int64, dropped map[int32]sink.Range) {
+	to := maps.Clone(head)
+	if to == nil {
+		to = map[int32]int64{}
+	}
+	for part, r := range dropped {
+		if _, ok := to[part]; !ok {
+			to[part] = r.Start
+		}
+	}
+	p.planned, p.next = maps.Clone(head), maps.Clone(to)
+	if p.planned == nil {
+		p.planned = map[int32]int64{}
+	}
+	p.src.Reseek(to)
+	p.update(func(st *Status) {
+		st.StaleBatches++
+		st.Next = maps.Clone(p.planned)
+	})
+}
+
+func (p *Pipeline) updateBuffered() {
+	rows, bytes := p.buf.rows, p.buf.bytes
+	p.update(func(st *Status) { st.BufferedRows, st.BufferedBytes = rows, bytes })
+}

@@ -1,0 +1,132 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/table"
+	hamba "github.com/hamba/avro/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/sr"
+	"github.com/twmb/franz-go/pkg/sr/srfake"
+)
+
+const (
+	airportSchema = `{"type": "record", "name": "Airport", "namespace": "tarn.test", "fields": [{"name": "code", "type": "string"}]}`
+	routeSchema   = `{"type": "record", "name": "Route", "namespace": "tarn.test", "fields": [
+		{"name": "from", "type": "tarn.test.Airport"}, {"name": "km", "type": "long"}]}`
+)
+
+// registry returns an srfake registry holding Airport (subject airport)
+// and Route (subject routes-value, referencing Airport), the client, and
+// Route's id and parsed schema.
+func registry(t *testing.T) (*srfake.Registry, *sr.Client, int, hamba.Schema) {
+	t.Helper()
+	ctx := context.Background()
+	reg := srfake.New()
+	t.Cleanup(reg.Close)
+	rc, err := sr.NewClient(sr.URLs(reg.URL()))
+	require.NoError(t, err)
+	_, err = rc.CreateSchema(ctx, "airport", sr.Schema{Schema: airportSchema})
+	require.NoError(t, err)
+	route, err := rc.CreateSchema(ctx, "routes-value", sr.Schema{Schema: routeSchema,
+		References: []sr.SchemaReference{{Name: "tarn.test.Airport", Subject: "airport", Version: 1}}})
+	require.NoError(t, err)
+	cache := &hamba.SchemaCache{}
+	_, err = hamba.ParseWithCache(airportSchema, "", cache)
+	require.NoError(t, err)
+	sc, err := hamba.ParseWithCache(routeSchema, "", cache)
+	require.NoError(t, err)
+	return reg, rc, route.ID, sc
+}
+
+// TestSchemasResolveReferences: a schema id whose Avro schema references
+// another subject's named type resolves to a decoder into the table's
+// schema, and the verdict is cached (one registry lookup per id).
+func TestSchemasResolveReferences(t *testing.T) {
+	reg, rc, id, writer := registry(t)
+	var lookups atomic.Int32
+	reg.Intercept(func(_ http.ResponseWriter, r *http.Request) bool {
+		if strings.HasPrefix(r.URL.Path, "/schemas/ids/") {
+			lookups.Add(1)
+		}
+		return false
+	})
+	target, err := TableSchema(writer)
+	require.NoError(t, err)
+	s := newSchemas(rc, target)
+
+	r, err := s.get(context.Background(), id)
+	require.NoError(t, err)
+	require.NotNil(t, r.dec, "%v", r.err)
+	r2, err := s.get(context.Background(), id)
+	require.NoError(t, err)
+	assert.Same(t, r, r2)
+	assert.Equal(t, int32(1), lookups.Load())
+
+	asc, err := table.SchemaToArrowSchema(target, nil, true, false)
+	require.NoError(t, err)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	defer b.Release()
+	payload, err := hamba.Marshal(writer, map[string]any{"from": map[string]any{"code": "SFO"}, "km": int64(543)})
+	require.NoError(t, err)
+	require.NoError(t, r.dec.Append(b, payload))
+	assert.Equal(t, 1, b.Field(0).Len())
+}
+
+// TestSchemasVerdicts: an unknown id is a record-level verdict; a
+// non-Avro schema and a writer that does not fit are schema-level; a registry
+// that keeps failing is a transient error after the retries, not a
+// verdict, and is not cached.
+func TestSchemasVerdicts(t *testing.T) {
+	ctx := context.Background()
+	reg, rc, _, writer := registry(t)
+	target, err := TableSchema(writer)
+	require.NoError(t, err)
+
+	proto, err := rc.CreateSchema(ctx, "p-value", sr.Schema{Type: sr.TypeProtobuf, Schema: `syntax = "proto3"; message M { int64 a = 1; }`})
+	require.NoError(t, err)
+	plain, err := rc.CreateSchema(ctx, "d-value", sr.Schema{Schema: `{"type": "record", "name": "D", "fields": [{"name": "a", "type": "long"}]}`})
+	require.NoError(t, err)
+
+	s := newSchemas(rc, target)
+	r, err := s.get(ctx, 4242)
+	require.NoError(t, err)
+	assert.Equal(t, KindUnknownSchema, r.kind)
+
+	r, err = s.get(ctx, proto.ID)
+	require.NoError(t, err)
+	assert.Equal(t, KindUnsupportedSchema, r.kind)
+	assert.Contains(t, r.err.Error(), "PROTOBUF")
+
+	// A writer without the table's required columns.
+	r, err = s.get(ctx, plain.ID)
+	require.NoError(t, err)
+	assert.Equal(t, KindIncompatibleSchema, r.kind)
+	assert.Contains(t, r.err.Error(), "field a:")
+
+	var fail atomic.Bool
+	fail.Store(true)
+	reg.Intercept(func(w http.ResponseWriter, _ *http.Request) bool {
+		if fail.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	})
+	fresh := newSchemas(rc, target)
+	_, err = fresh.get(ctx, 1)
+	var te *transientError
+	require.True(t, errors.As(err, &te), "%v", err)
+	fail.Store(false)
+	r, err = fresh.get(ctx, 1)
+	require.NoError(t, err, "a transient failure is not cached")
+	assert.Equal(t, KindIncompatibleSchema, r.kind, "Airport alone lacks the table's columns")
+}
