@@ -64,6 +64,7 @@ type tarnProc struct {
 
 	mu     sync.Mutex
 	stderr bytes.Buffer
+	stdout lockedBuffer
 	done   chan struct{} // closed when the process has exited
 	err    error         // cmd.Wait's result, valid after done
 }
@@ -92,8 +93,15 @@ func cleanEnv(extra ...string) []string {
 // it is still running.
 func startTarn(t *testing.T, env []string, args ...string) *tarnProc {
 	t.Helper()
-	p := &tarnProc{cmd: exec.Command(tarnBin, append([]string{"serve"}, args...)...), done: make(chan struct{})}
+	return startTarnCmd(t, env, append([]string{"serve"}, args...)...)
+}
+
+// startTarnCmd is startTarn for any subcommand: args start with it.
+func startTarnCmd(t *testing.T, env []string, args ...string) *tarnProc {
+	t.Helper()
+	p := &tarnProc{cmd: exec.Command(tarnBin, args...), done: make(chan struct{})}
 	p.cmd.Env = env
+	p.cmd.Stdout = &p.stdout
 	pipe, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Start())
@@ -136,6 +144,27 @@ func startTarn(t *testing.T, env []string, args ...string) *tarnProc {
 	}
 	return nil
 }
+
+// lockedBuffer is a bytes.Buffer safe for a writer and readers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Stdout returns what the process wrote to stdout so far.
+func (p *tarnProc) Stdout() string { return p.stdout.String() }
 
 // Stderr returns what the process wrote to stderr so far.
 func (p *tarnProc) Stderr() string {

@@ -85,17 +85,41 @@ func (cfg serveConfig) validate() error {
 }
 
 func serve(ctx context.Context, cfg serveConfig) error {
-	if err := cfg.validate(); err != nil {
+	c, err := openCatalog(cfg)
+	if err != nil {
 		return err
+	}
+	defer c.close()
+	return c.serve(ctx)
+}
+
+// catalogServer is the catalog of `tarn serve` (and `tarn demo`): the
+// bbolt store, the warehouse, the catalog service and its HTTP server on
+// a bound listener.
+type catalogServer struct {
+	log     *slog.Logger
+	dataDir string
+	wh      *catalog.Warehouse
+	store   *bolt.Store
+	cat     *catalog.Catalog
+	srv     *server.Server
+	l       net.Listener
+}
+
+// openCatalog validates cfg, installs its logger as slog's default, opens
+// the store under cfg.dataDir and binds cfg.listen. Call close when done.
+func openCatalog(cfg serveConfig) (*catalogServer, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	log, err := newLogger(cfg.logLevel)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	slog.SetDefault(log)
 	dataDir, err := filepath.Abs(cfg.dataDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	whLoc := cfg.warehouse
 	if whLoc == "" {
@@ -103,33 +127,46 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	} else if !strings.Contains(whLoc, "://") {
 		abs, err := filepath.Abs(whLoc)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		whLoc = "file://" + abs
 	}
 	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, whLoc, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	store, err := bolt.Open(dataDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer store.Close()
 	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}, Logger: log})
 	if err != nil {
-		return err
+		store.Close()
+		return nil, err
 	}
 	srv := server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime})
 	l, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
-		return err
+		store.Close()
+		return nil, err
 	}
-	log.Info("tarn serving", "version", buildVersion(), "address", l.Addr().String(), "data_dir", dataDir, "warehouse", wh.Location)
-	err = srv.Serve(ctx, l)
-	log.Info("tarn stopped")
+	return &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, cat: cat, srv: srv, l: l}, nil
+}
+
+// serve logs "tarn serving" with the bound address and serves until ctx
+// ends; a cancelled ctx is a clean stop (nil).
+func (c *catalogServer) serve(ctx context.Context) error {
+	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "warehouse", c.wh.Location)
+	err := c.srv.Serve(ctx, c.l)
+	c.log.Info("tarn stopped")
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// close closes the listener (if serve did not) and the store.
+func (c *catalogServer) close() {
+	_ = c.l.Close()
+	_ = c.store.Close()
 }

@@ -1,0 +1,195 @@
+// Package demo holds what `tarn demo` produces: the flights rows of an
+// embedded copy of testdata/flights-10k.parquet, their Avro schema, and a
+// producer that writes them to Kafka at a steady rate in the Confluent
+// wire format.
+package demo
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	hamba "github.com/hamba/avro/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+)
+
+const (
+	// Topic is the demo's Kafka topic.
+	Topic = "flights"
+	// Partitions is the topic's partition count; rows go round-robin.
+	Partitions = 3
+	// Subject is the registry subject of the topic's values.
+	Subject = Topic + "-value"
+	// Schema is the Avro schema of a row. The parquet date is a timestamp
+	// without zone, so it is a local-timestamp-micros (Iceberg timestamp).
+	Schema = `{"type": "record", "name": "Flight", "namespace": "tarn.demo", "fields": [
+	{"name": "date", "type": {"type": "long", "logicalType": "local-timestamp-micros"}},
+	{"name": "delay", "type": "long"},
+	{"name": "distance", "type": "long"},
+	{"name": "origin", "type": "string"},
+	{"name": "destination", "type": "string"}
+]}`
+)
+
+//go:embed flights-10k.parquet
+var flightsParquet []byte
+
+// Flight is one row; Date is microseconds since the epoch, wall clock.
+type Flight struct {
+	Date        int64  `avro:"date"`
+	Delay       int64  `avro:"delay"`
+	Distance    int64  `avro:"distance"`
+	Origin      string `avro:"origin"`
+	Destination string `avro:"destination"`
+}
+
+// Flights returns the 10,000 rows of the embedded parquet file, in order.
+func Flights() ([]Flight, error) {
+	pf, err := file.NewParquetReader(bytes.NewReader(flightsParquet))
+	if err != nil {
+		return nil, err
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, 0)
+	defer tr.Release()
+	var out []Flight
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		col := func(name string) any {
+			idx := rec.Schema().FieldIndices(name)
+			if len(idx) != 1 {
+				return nil
+			}
+			return rec.Column(idx[0])
+		}
+		d, ok1 := col("date").(*array.Timestamp)
+		dl, ok2 := col("delay").(*array.Int64)
+		ds, ok3 := col("distance").(*array.Int64)
+		o, ok4 := col("origin").(*array.LargeString)
+		de, ok5 := col("destination").(*array.LargeString)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+			return nil, fmt.Errorf("flights parquet: unexpected columns %s", rec.Schema())
+		}
+		for i := range int(rec.NumRows()) {
+			out = append(out, Flight{Date: int64(d.Value(i)), Delay: dl.Value(i), Distance: ds.Value(i),
+				Origin: o.Value(i), Destination: de.Value(i)})
+		}
+	}
+	return out, tr.Err()
+}
+
+// Encode returns each row as a record value in the Confluent wire format
+// (magic byte, schema id, Avro body).
+func Encode(rows []Flight, schemaID int) ([][]byte, error) {
+	sc, err := hamba.Parse(Schema)
+	if err != nil {
+		return nil, err
+	}
+	var h sr.ConfluentHeader
+	out := make([][]byte, len(rows))
+	for i, f := range rows {
+		b, err := h.AppendEncode(nil, schemaID, nil)
+		if err != nil {
+			return nil, err
+		}
+		body, err := hamba.Marshal(sc, f)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = append(b, body...)
+	}
+	return out, nil
+}
+
+// Producer writes Values to Topic, cycling through them, at Rate records
+// a second, record n to partition n % Partitions.
+type Producer struct {
+	Client *kgo.Client
+	Values [][]byte
+	// Rate is records per second; at least 1.
+	Rate int
+	// Limit stops producing after this many records; 0 is no limit.
+	Limit int64
+
+	acked atomic.Int64
+	mu    sync.Mutex
+	err   error
+}
+
+// Produced is the number of records the broker acknowledged.
+func (p *Producer) Produced() int64 { return p.acked.Load() }
+
+// Run produces until ctx ends or Limit records are sent, then waits (up
+// to 10 s) for the records in flight. It returns the first produce error,
+// nil otherwise.
+func (p *Producer) Run(ctx context.Context) error {
+	start := time.Now()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	var sent int64
+loop:
+	for p.Limit == 0 || sent < p.Limit {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-tick.C:
+		}
+		due := int64(time.Since(start).Seconds() * float64(p.Rate))
+		if p.Limit > 0 {
+			due = min(due, p.Limit)
+		}
+		for ; sent < due && ctx.Err() == nil; sent++ {
+			rec := &kgo.Record{Topic: Topic, Partition: int32(sent % Partitions), Value: p.Values[sent%int64(len(p.Values))]}
+			p.Client.Produce(ctx, rec, p.done)
+		}
+		if err := p.firstErr(); err != nil {
+			return err
+		}
+	}
+	fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.Client.Flush(fctx); err != nil {
+		return fmt.Errorf("flush producer: %w", err)
+	}
+	return p.firstErr()
+}
+
+func (p *Producer) done(_ *kgo.Record, err error) {
+	if err == nil {
+		p.acked.Add(1)
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *Producer) firstErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
