@@ -99,15 +99,9 @@ setup() {
 
 # --- helpers ----------------------------------------------------------------
 
-# A TCP port on 127.0.0.1 that nothing listens on right now.
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-# Nothing listens on port $1. SO_REUSEADDR as the JVM's server sockets use it,
-# so connections in TIME_WAIT from before a restart do not count.
-port_free() {
-  python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null
-}
+# shellcheck source=lib/service.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/service.sh"
+
 
 # The process in DIR/kafka.pid is alive and is this DIR's broker (not a reused pid).
 running() {
@@ -117,8 +111,6 @@ running() {
   [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$dir/server.properties"
 }
 
-# seconds since $1 (epoch milliseconds), one decimal
-elapsed() { local ms=$(($(date +%s%3N) - $1)); printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)); }
 
 prop() { sed -n "s/^$1=//p" "$dir/server.properties" | tail -n1; }
 
@@ -142,17 +134,6 @@ print_vars() {
   echo "KAFKA_LOG=$dir/kafka.log"
 }
 
-resolve_dir() {
-  # $1: DIR argument or empty
-  if [[ -n ${1:-} ]]; then
-    mkdir -p "$1"
-    dir=$(cd "$1" && pwd)
-  elif [[ -f $current_file ]]; then
-    dir=$(cat "$current_file")
-  else
-    dir=""
-  fi
-}
 
 write_config() {
   local port=$1 cport=$2
@@ -315,34 +296,7 @@ cmd_start() {
   die "broker did not answer on 127.0.0.1:$port within ${KAFKA_START_TIMEOUT:-120}s"
 }
 
-cmd_stop() {
-  local pid
-  resolve_dir "${1:-}"
-  if [[ -z $dir ]] || ! running; then
-    log "not running${dir:+ in $dir}"
-    [[ -z $dir ]] || rm -f "$dir/kafka.pid"
-  else
-    pid=$(cat "$dir/kafka.pid")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 150); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.2
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      log "pid $pid still alive after 30s, SIGKILL"
-      kill -9 "$pid" 2>/dev/null || true
-      while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-    fi
-    rm -f "$dir/kafka.pid"
-    log "stopped (pid $pid)"
-  fi
-  if [[ -n $dir && -f $current_file && "$(cat "$current_file")" == "$dir" ]]; then
-    rm -f "$current_file"
-  fi
-  if [[ -n $dir && -f $dir/.tarn-temporary ]]; then
-    rm -rf "$dir"
-  fi
-}
+cmd_stop() { stop_service kafka.pid "${1:-}"; }
 
 cmd_status() {
   resolve_dir "${1:-}"
