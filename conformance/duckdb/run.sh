@@ -49,26 +49,9 @@ if [[ -z $run_dir ]]; then
   run_dir=$(mktemp -d "${TMPDIR:-/tmp}/tarn-duckdb.XXXXXX")
 fi
 mkdir -p "$run_dir"
-junit="$run_dir/duckdb-junit.xml"
-rm -f "$junit"
 
 echo "duckdb: duckdb $version against ${TARN_URI:-<unset>} (warehouse ${TARN_WAREHOUSE:-<unset>})" >&2
-rc=0
-# No .pytest_cache or __pycache__ in the work tree; the folder's pytest.ini
-# makes it the rootdir.
-PYTHONDONTWRITEBYTECODE=1 timeout -k 15 "${TARN_DUCKDB_TIMEOUT:-900}" \
-  "$py" -m pytest "$here" -p no:cacheprovider -c "$here/pytest.ini" --rootdir "$here" \
-  --junitxml="$junit" </dev/null >&2 || rc=$?
-echo "duckdb: pytest exited $rc; JUnit XML: $junit" >&2
 
-reports=()
-[[ -s $junit ]] && reports+=("$junit")
-report_rc=0
-"$py" "$repo/conformance/junit_report.py" --suite duckdb --version "$version" \
-  --out "$results/duckdb.json" "${reports[@]}" || report_rc=$?
-
-# pytest exit codes: 0 all passed, 1 some failed; 2-5 (interrupted, internal
-# error, usage error, no tests) and 124/137 (timeout) mean the run itself broke.
-if [[ $report_rc != 0 || $rc != 0 ]]; then
-  exit 1
-fi
+# shellcheck source=../lib/pytest.sh
+. "$repo/conformance/lib/pytest.sh"
+run_pytest_suite duckdb "$version" "$py" "$here" "$run_dir" "${TARN_DUCKDB_TIMEOUT:-900}"

@@ -91,8 +91,6 @@ if [[ -z $run_dir ]]; then
   run_dir=$(mktemp -d "${TMPDIR:-/tmp}/tarn-spark.XXXXXX")
 fi
 mkdir -p "$run_dir"
-junit="$run_dir/spark-junit.xml"
-rm -f "$junit"
 
 echo "spark: $version against ${TARN_URI:-<unset>} (warehouse ${TARN_WAREHOUSE:-<unset>}; run dir $run_dir)" >&2
 # Spark from the venv only, on loopback only; its scratch files (spark-warehouse,
@@ -103,23 +101,6 @@ export PYSPARK_PYTHON="$py" PYSPARK_DRIVER_PYTHON="$py"
 export TARN_SPARK_JAR="$jar" TARN_SPARK_RUN_DIR="$run_dir"
 mkdir -p "$SPARK_LOCAL_DIRS"
 
-rc=0
-start=$SECONDS
-# No .pytest_cache or __pycache__ in the work tree; the folder's pytest.ini
-# makes it the rootdir.
-(cd "$run_dir" && PYTHONDONTWRITEBYTECODE=1 timeout -k 15 "${TARN_SPARK_TIMEOUT:-900}" \
-  "$py" -m pytest "$here" -p no:cacheprovider -c "$here/pytest.ini" --rootdir "$here" \
-  --junitxml="$junit" </dev/null) || rc=$?
-echo "spark: pytest exited $rc after $((SECONDS - start))s; JUnit XML: $junit" >&2
-
-reports=()
-[[ -s $junit ]] && reports+=("$junit")
-report_rc=0
-"$py" "$repo/conformance/junit_report.py" --suite spark --version "$version" \
-  --out "$results/spark.json" "${reports[@]}" || report_rc=$?
-
-# pytest exit codes: 0 all passed, 1 some failed; 2-5 (interrupted, internal
-# error, usage error, no tests) and 124/137 (timeout) mean the run itself broke.
-if [[ $report_rc != 0 || $rc != 0 ]]; then
-  exit 1
-fi
+# shellcheck source=../lib/pytest.sh
+. "$repo/conformance/lib/pytest.sh"
+run_pytest_suite spark "$version" "$py" "$here" "$run_dir" "${TARN_SPARK_TIMEOUT:-900}"
