@@ -81,7 +81,7 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 		staged := make([]stagedCommit, 0, len(commits))
 		var written []string
 		for _, tc := range commits {
-			s, err := c.stage(ctx, wh, tc)
+			s, err := c.stage(ctx, wh, tc, attempt > 1)
 			if err != nil {
 				c.removeFiles(ctx, wh, written)
 				if errors.Is(err, ErrCommitFailed) {
@@ -123,7 +123,7 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 			out := make([]*Loaded, len(staged))
 			for i, s := range staged {
 				if !s.noop && s.base != nil {
-					c.deleteOldMetadata(ctx, wh, s.base, s.next)
+					c.deleteOldMetadata(ctx, wh, s.change.Ident, s.base, s.next)
 				}
 				v := s.change.ExpectedVersion
 				if !s.noop {
@@ -146,7 +146,11 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 		c.log.Debug("commit lost pointer swap; rebasing", "attempt", attempt, "err", err)
 		// Back off a random 0..attempt ms so that rebasing writers on one
 		// hot table spread out instead of colliding again in lockstep.
-		time.Sleep(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond))))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond)))):
+		}
 	}
 }
 
@@ -165,7 +169,7 @@ func (c *Catalog) removeFiles(ctx context.Context, wh *Warehouse, locs []string)
 
 // stage reads the head of tc's table, checks the requirements and builds
 // the next metadata (not yet written).
-func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit) (stagedCommit, error) {
+func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit, rebase bool) (stagedCommit, error) {
 	s := stagedCommit{change: PointerChange{Ident: tc.Ident, Kind: KindTable}}
 	p, err := c.store.LoadPointer(ctx, tc.Ident, KindTable)
 	switch {
@@ -195,9 +199,7 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit) (sta
 		s.noop = true
 		return s, nil
 	}
-	if s.next, err = applyUpdates(s.base, s.change.MetadataLocation, tc.Updates); err != nil {
-		return s, fmt.Errorf("%w: %s: %v", ErrInvalidArgument, tc.Ident, err)
-	}
+	updates := tc.Updates
 	if s.base == nil {
 		if err := c.checkNameFree(ctx, tc.Ident, KindTable); err != nil {
 			return s, err
@@ -208,12 +210,19 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit) (sta
 		}
 		// A create commit that sets no location gets a server-assigned one,
 		// as createTable would have given it.
-		if s.next.Location() == "" {
-			updates := append(slices.Clone(tc.Updates), table.NewSetLocationUpdate(wh.newLocation(tc.Ident, nsProps)))
-			if s.next, err = applyUpdates(nil, "", updates); err != nil {
-				return s, fmt.Errorf("%w: %s: %v", ErrInvalidArgument, tc.Ident, err)
-			}
+		if !slices.ContainsFunc(updates, func(u table.Update) bool { return u.Action() == table.UpdateSetLocation }) {
+			updates = append(slices.Clone(updates), table.NewSetLocationUpdate(wh.newLocation(tc.Ident, nsProps)))
 		}
+	}
+	if s.next, err = applyUpdates(s.base, s.change.MetadataLocation, updates); err != nil {
+		// On a rebase the same updates already applied to the head they
+		// were planned on, so a failure now (e.g. a snapshot whose sequence
+		// number a concurrent commit on another branch took) is the race,
+		// not a bad request: the client refreshes and retries.
+		if rebase {
+			return s, Errorf(ErrCommitFailed, "Commit conflicts with a concurrent commit to %s: %v", tc.Ident, err)
+		}
+		return s, fmt.Errorf("%w: %s: %v", ErrInvalidArgument, tc.Ident, err)
 	}
 	if err := wh.checkLocation("table location", s.next.Location()); err != nil {
 		return s, err
@@ -227,13 +236,13 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit) (sta
 func isAssertCreate(r table.Requirement) bool { return r.GetType() == "assert-create" }
 
 // applyUpdates applies updates to base with iceberg-go's MetadataBuilder.
-// For a create (base nil) the builder starts empty: at the format version of
-// the first upgrade-format-version update if any (so that update is an
-// upgrade, not a downgrade), else at 2, the spec's default; a fresh table
-// UUID is set first so assign-uuid, if present, overrides it. An existing
-// table's UUID is its identity, which clients assert (assert-table-uuid)
-// and check on refresh, so assign-uuid may not change it (the Java
-// reference refuses to reassign it too; iceberg-go's builder does not).
+// For a create (base nil) the builder starts empty: at format version 1 when
+// the updates carry an upgrade-format-version (so that update is an upgrade,
+// never a downgrade), else at 2, the spec's default; a fresh table UUID is
+// set first so assign-uuid, if present, overrides it. An existing table's
+// UUID is its identity, which clients assert (assert-table-uuid) and check
+// on refresh, so assign-uuid may not change it (the Java reference refuses
+// to reassign it too; iceberg-go's builder does not).
 func applyUpdates(base table.Metadata, baseLoc string, updates []table.Update) (table.Metadata, error) {
 	if base != nil {
 		next, err := table.UpdateTableMetadata(base, updates, baseLoc)
@@ -271,7 +280,7 @@ func applyUpdates(base table.Metadata, baseLoc string, updates []table.Update) (
 // log when write.metadata.delete-after-commit.enabled is true (the log is
 // trimmed to write.metadata.previous-versions-max by the builder), as Java's
 // and iceberg-go's own catalogs do after a commit.
-func (c *Catalog) deleteOldMetadata(ctx context.Context, wh *Warehouse, base, next table.Metadata) {
+func (c *Catalog) deleteOldMetadata(ctx context.Context, wh *Warehouse, id Ident, base, next table.Metadata) {
 	if !next.Properties().GetBool(table.MetadataDeleteAfterCommitEnabledKey, table.MetadataDeleteAfterCommitEnabledDefault) {
 		return
 	}
@@ -279,11 +288,24 @@ func (c *Catalog) deleteOldMetadata(ctx context.Context, wh *Warehouse, base, ne
 	for e := range next.PreviousFiles() {
 		kept[e.MetadataFile] = true
 	}
+	var drop []string
 	for e := range base.PreviousFiles() {
-		if !kept[e.MetadataFile] && wh.Contains(e.MetadataFile) {
-			if err := wh.Remove(ctx, e.MetadataFile); err != nil {
-				c.log.Warn("delete old metadata file", "location", e.MetadataFile, "err", err)
-			}
+		if !kept[e.MetadataFile] && wh.Contains(e.MetadataFile) && within(e.MetadataFile, next.Location()) {
+			drop = append(drop, e.MetadataFile)
+		}
+	}
+	if len(drop) == 0 {
+		return
+	}
+	// A table registered from this one's metadata shares these files; as
+	// for purge, nothing is deleted then.
+	if other, shared, err := c.sharedLocation(ctx, next.Location(), id); err != nil || shared {
+		c.log.Warn("keep old metadata files: the location may be shared", "location", next.Location(), "shared_with", other.String(), "err", err)
+		return
+	}
+	for _, f := range drop {
+		if err := wh.Remove(ctx, f); err != nil {
+			c.log.Warn("delete old metadata file", "location", f, "err", err)
 		}
 	}
 }

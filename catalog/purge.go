@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -95,7 +96,7 @@ func referencedFiles(ctx context.Context, wh *Warehouse, md table.Metadata) ([]s
 			// them with the file's own schema.
 			paths, lerr := avroStrings(fs, snap.ManifestList, "manifest_path")
 			if lerr != nil {
-				errs = append(errs, err)
+				errs = append(errs, fmt.Errorf("%w (and reading its paths: %w)", err, lerr))
 			}
 			for _, p := range paths {
 				if seen[p] {

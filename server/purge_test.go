@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -103,4 +104,25 @@ func TestPurgeOfRegisteredCopyKeepsSharedFiles(t *testing.T) {
 	rsp = e.do(t, http.MethodDelete, tablePath(ns, "orders")+"?purgeRequested=true", nil)
 	require.Equal(t, http.StatusNoContent, rsp.Status, "body: %s", rsp.Body)
 	require.Empty(t, filesUnder(t, tbl.Location()))
+}
+
+// Regression: with write.metadata.delete-after-commit.enabled, commits to a
+// table registered from another table's metadata file deleted that file once
+// it left the copy's metadata log, and the original then answered 404.
+func TestDeleteAfterCommitKeepsSharedMetadata(t *testing.T) {
+	e := newEnv(t)
+	ns := e.namespace(t, "p")
+	props := `{"write.metadata.delete-after-commit.enabled":"true","write.metadata.previous-versions-max":"1"}`
+	rsp := e.do(t, http.MethodPost, prefixPath("/namespaces/p/tables"), `{"name":"orig","schema":{"type":"struct","fields":[{"id":1,"name":"id","required":false,"type":"long"}]},"properties":`+props+`}`)
+	require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)
+	orig := e.load(t, tableIdent(ns, "orig"))
+
+	rsp = e.do(t, http.MethodPost, prefixPath("/namespaces/p/register"), map[string]string{"name": "copy", "metadata-location": orig.MetadataLocation()})
+	require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)
+	for i := range 3 {
+		rsp = e.do(t, http.MethodPost, tablePath(ns, "copy"), `{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"`+strings.Repeat("v", i+1)+`"}}]}`)
+		require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)
+	}
+	rsp = e.do(t, http.MethodGet, tablePath(ns, "orig"), nil)
+	require.Equal(t, http.StatusOK, rsp.Status, "the original still loads: %s", rsp.Body)
 }
