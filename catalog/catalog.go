@@ -132,8 +132,10 @@ func encodeMetadata(js []byte, codec string) ([]byte, error) {
 var metadataVersionRe = regexp.MustCompile(`^v?(\d+)[-.]`)
 
 // nextMetadataVersion is the number of the metadata file after loc
-// (<NNNNN>-<uuid>.metadata.json, or the legacy v<N>.metadata.json), or
-// fallback when loc's name carries none.
+// (<NNNNN>-<uuid>.metadata.json, or the legacy v<N>.metadata.json). When
+// loc's name carries no number (a create, or a registered file named
+// otherwise) it is fallback, which callers set to the pointer version: 0
+// for a create, so the first file is 00000-..., as Java names it.
 func nextMetadataVersion(loc string, fallback int64) int {
 	if m := metadataVersionRe.FindStringSubmatch(path.Base(loc)); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {

@@ -84,7 +84,11 @@ type Store interface {
 	// CommitPointers applies all changes or none. Errors: ErrCommitFailed
 	// wrapped when a version differs; ErrTableAlreadyExists or
 	// ErrViewAlreadyExists when a create finds the identifier taken;
-	// ErrNoSuchNamespace when a create's namespace does not exist.
+	// ErrNoSuchNamespace when a create's namespace does not exist. A
+	// returned catalog sentinel or ctx.Err() promises that nothing was
+	// written: the caller then deletes the metadata files it prepared. Any
+	// other error leaves the outcome unknown (CommitStateUnknown), and the
+	// files stay.
 	CommitPointers(ctx context.Context, changes []PointerChange) error
 	// DropPointer removes ident's pointer if it is of kind and returns it.
 	// Errors: ErrNoSuchTable / ErrNoSuchView.

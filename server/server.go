@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -66,7 +67,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.Pre(escapedPath)
-	e.Use(middleware.RequestID(), s.accessLog, s.observe, middleware.BodyLimit("64M"))
+	e.Use(middleware.RequestID(), s.accessLog, s.observe, middleware.BodyLimit(strconv.Itoa(maxBodyBytes>>20)+"M"))
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
