@@ -167,7 +167,7 @@ func decodeToken(tag byte, t string) ([]byte, error) {
 // order, starting after the page token; it hands at most page.Size of them to
 // collect and returns the next page token ("" when nothing is left). tag
 // names the listing in its tokens.
-func scan(b *bbolt.Bucket, tag byte, prefix []byte, page catalog.Page, match func(k []byte) bool, collect func(k, v []byte) error) (string, error) {
+func scan(b *bbolt.Bucket, tag byte, prefix []byte, page catalog.Page, match func(k, v []byte) bool, collect func(k, v []byte) error) (string, error) {
 	start, after := prefix, []byte(nil)
 	if page.Token != "" {
 		t, err := decodeToken(tag, page.Token)
@@ -183,7 +183,7 @@ func scan(b *bbolt.Bucket, tag byte, prefix []byte, page catalog.Page, match fun
 	n := 0
 	c := b.Cursor()
 	for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if bytes.Equal(k, after) || !match(k) {
+		if bytes.Equal(k, after) || !match(k, v) {
 			continue
 		}
 		if page.Size > 0 && n == page.Size {

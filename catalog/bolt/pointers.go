@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -39,9 +40,9 @@ func (s *Store) ListPointers(ctx context.Context, ns catalog.Namespace, kind cat
 			return catalog.NamespaceNotFoundError(ns)
 		}
 		b := tx.Bucket(bucketPointers)
-		ofKind := func(k []byte) bool {
-			r, ok, err := getPointer(tx, identFromKey(k))
-			return err == nil && ok && r.Kind == kind
+		ofKind := func(_, v []byte) bool {
+			var r pointerRecord
+			return json.Unmarshal(v, &r) == nil && r.Kind == kind
 		}
 		next, err = scan(b, tagPointers, prefix, page, ofKind, func(k, _ []byte) error {
 			out = append(out, identFromKey(k))
