@@ -77,22 +77,20 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 			return nil, err
 		}
 	}
-	for attempt := 1; ; attempt++ {
+	var out []*Loaded
+	err := c.swapWithRetry(ctx, func(attempt int) (bool, error) {
 		staged := make([]stagedCommit, 0, len(commits))
 		var written []string
 		for _, tc := range commits {
 			s, err := c.stage(ctx, wh, tc, attempt > 1)
 			if err != nil {
 				c.removeFiles(ctx, wh, written)
-				if errors.Is(err, ErrCommitFailed) {
-					commitConflictsTotal.Inc()
-				}
-				return nil, err
+				return false, err
 			}
 			if !s.noop {
 				if s.change.MetadataLocation, err = c.writeTableMetadata(ctx, wh, s.next, s.js, nextMetadataVersion(s.change.MetadataLocation, s.change.ExpectedVersion)); err != nil {
 					c.removeFiles(ctx, wh, written)
-					return nil, err
+					return false, err
 				}
 				written = append(written, s.change.MetadataLocation)
 			}
@@ -117,39 +115,51 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 			}
 			changes = append(changes, ch)
 		}
-		err := c.store.CommitPointers(ctx, changes)
-		if err == nil {
-			commitsTotal.Add(float64(swapped))
-			out := make([]*Loaded, len(staged))
-			for i, s := range staged {
-				if !s.noop && s.base != nil {
-					c.deleteOldMetadata(ctx, wh, s.change.Ident, s.base, s.next)
-				}
-				v := s.change.ExpectedVersion
-				if !s.noop {
-					v++
-				}
-				out[i] = &Loaded{Ident: s.change.Ident, MetadataLocation: s.change.MetadataLocation, MetadataJSON: s.js, Version: v}
-			}
-			return out, nil
+		if err := c.store.CommitPointers(ctx, changes); err != nil {
+			err = c.abandon(ctx, wh, err, written...)
+			return errors.Is(err, ErrCommitFailed), err
 		}
-		err = c.abandon(ctx, wh, err, written...)
-		if !errors.Is(err, ErrCommitFailed) || attempt == maxCommitAttempts {
+		commitsTotal.Add(float64(swapped))
+		out = make([]*Loaded, len(staged))
+		for i, s := range staged {
+			if !s.noop && s.base != nil {
+				c.deleteOldMetadata(ctx, wh, s.change.Ident, s.base, s.next)
+			}
+			v := s.change.ExpectedVersion
+			if !s.noop {
+				v++
+			}
+			out[i] = &Loaded{Ident: s.change.Ident, MetadataLocation: s.change.MetadataLocation, MetadataJSON: s.js, Version: v}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// swapWithRetry runs attempt — stage, write metadata, swap pointers — until
+// it returns anything but a lost swap (lost=true: the store refused a
+// version that moved under it). Each retry re-reads every head and
+// re-checks every requirement, so only a commit that still applies is
+// rebased; it gives up after maxCommitAttempts, backing off a random
+// 0..n ms between attempts (so rebasing writers on one hot table spread out
+// instead of colliding again in lockstep) and honouring ctx.
+func (c *Catalog) swapWithRetry(ctx context.Context, attempt func(n int) (lost bool, err error)) error {
+	for n := 1; ; n++ {
+		lost, err := attempt(n)
+		if !lost || n == maxCommitAttempts {
 			if errors.Is(err, ErrCommitFailed) {
 				commitConflictsTotal.Inc()
 			}
-			return nil, err
+			return err
 		}
-		// Lost the swap to a concurrent commit: go round again, re-reading
-		// each head and re-checking requirements against it. A commit whose
-		// requirements no longer hold fails in stage with ErrCommitFailed.
-		c.log.Debug("commit lost pointer swap; rebasing", "attempt", attempt, "err", err)
-		// Back off a random 0..attempt ms so that rebasing writers on one
-		// hot table spread out instead of colliding again in lockstep.
+		c.log.Debug("commit lost pointer swap; rebasing", "attempt", n, "err", err)
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond)))):
+			return ctx.Err()
+		case <-time.After(time.Duration(rand.Int64N(int64(n) * int64(time.Millisecond)))):
 		}
 	}
 }

@@ -82,56 +82,61 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
-	for attempt := 1; ; attempt++ {
+	var out *Loaded
+	err := c.swapWithRetry(ctx, func(attempt int) (bool, error) {
 		p, err := c.store.LoadPointer(ctx, id, KindView)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
 		if err != nil {
-			return nil, metadataReadError(err, p.MetadataLocation)
+			return false, metadataReadError(err, p.MetadataLocation)
 		}
 		base, err := view.ParseMetadataBytes(js)
 		if err != nil {
-			return nil, fmt.Errorf("parse metadata of view %s: %w", id, err)
+			return false, fmt.Errorf("parse metadata of view %s: %w", id, err)
 		}
 		for _, r := range reqs {
 			if err := r.Validate(base); err != nil {
-				commitConflictsTotal.Inc()
-				return nil, viewRequirementFailed(r, base)
+				return false, viewRequirementFailed(r, base)
 			}
+		}
+		if attempt > 1 {
+			commitRetriesTotal.Inc()
 		}
 		b, err := view.MetadataBuilderFromBase(base)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		for _, u := range updates {
 			if err := u.Apply(b); err != nil {
-				return nil, fmt.Errorf("%w: view %s: %v", ErrInvalidArgument, id, err)
+				return false, fmt.Errorf("%w: view %s: %v", ErrInvalidArgument, id, err)
 			}
 		}
 		built, err := b.Build()
 		if err != nil {
-			return nil, fmt.Errorf("%w: view %s: %v", ErrInvalidArgument, id, err)
+			return false, fmt.Errorf("%w: view %s: %v", ErrInvalidArgument, id, err)
 		}
 		next, err := json.Marshal(built.Metadata)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		mloc, err := writeMetadataFile(ctx, wh, built.Location(), built.Properties(), next, nextMetadataVersion(p.MetadataLocation, p.Version))
 		if err != nil {
-			return nil, err
+			return false, err
 		}
-		err = c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, ExpectedVersion: p.Version, MetadataLocation: mloc}})
-		if err == nil {
-			commitsTotal.Inc()
-			return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: next, Version: p.Version + 1}, nil
+		if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, ExpectedVersion: p.Version, MetadataLocation: mloc}}); err != nil {
+			err = c.abandon(ctx, wh, err, mloc)
+			return errors.Is(err, ErrCommitFailed), err
 		}
-		if err = c.abandon(ctx, wh, err, mloc); !errors.Is(err, ErrCommitFailed) || attempt == maxCommitAttempts {
-			return nil, err
-		}
-		commitRetriesTotal.Inc()
+		commitsTotal.Inc()
+		out = &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: next, Version: p.Version + 1}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // DropView drops a view's pointer; its metadata files stay for the orphan
