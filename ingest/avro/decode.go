@@ -548,27 +548,7 @@ type listNode struct {
 }
 
 func (n *listNode) read(s *state) error {
-	at := len(s.t.ints)
-	s.t.ints = append(s.t.ints, 0)
-	var total int64
-	for {
-		c, err := readBlock(s, n.path)
-		if err != nil {
-			return err
-		}
-		if c == 0 {
-			break
-		}
-		for range c {
-			if err := n.elem.read(s); err != nil {
-				return err
-			}
-		}
-		total += c
-	}
-	s.t.ints[at] = total
-
-	return nil
+	return readBlocks(s, n.path, func() error { return n.elem.read(s) })
 }
 
 func (n *listNode) write(t *tape, b array.Builder) {
@@ -595,6 +575,31 @@ func readBlock(s *state, path string) (int64, error) {
 	return c, nil
 }
 
+// readBlocks reads the blocks of an array or map, calling item once per
+// item, and puts the total item count on the tape ahead of the items.
+func readBlocks(s *state, path string, item func() error) error {
+	at := len(s.t.ints)
+	s.t.ints = append(s.t.ints, 0)
+	var total int64
+	for {
+		c, err := readBlock(s, path)
+		if err != nil {
+			return err
+		}
+		if c == 0 {
+			break
+		}
+		for range c {
+			if err := item(); err != nil {
+				return err
+			}
+		}
+		total += c
+	}
+	s.t.ints[at] = total
+	return nil
+}
+
 // mapNode is an Avro map. The tape holds the entry count, then per entry
 // the key (bytes) and the value.
 type mapNode struct {
@@ -603,33 +608,15 @@ type mapNode struct {
 }
 
 func (n *mapNode) read(s *state) error {
-	at := len(s.t.ints)
-	s.t.ints = append(s.t.ints, 0)
 	kp := join(n.path, "key")
-	var total int64
-	for {
-		c, err := readBlock(s, n.path)
+	return readBlocks(s, n.path, func() error {
+		k, err := readString(s, kp)
 		if err != nil {
 			return err
 		}
-		if c == 0 {
-			break
-		}
-		for range c {
-			k, err := readString(s, kp)
-			if err != nil {
-				return err
-			}
-			s.t.bytes = append(s.t.bytes, k)
-			if err := n.val.read(s); err != nil {
-				return err
-			}
-		}
-		total += c
-	}
-	s.t.ints[at] = total
-
-	return nil
+		s.t.bytes = append(s.t.bytes, k)
+		return n.val.read(s)
+	})
 }
 
 func (n *mapNode) write(t *tape, b array.Builder) {
