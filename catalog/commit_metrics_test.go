@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -12,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/internal/testserver"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -47,18 +46,14 @@ func counterValue(t *testing.T, name string) float64 {
 
 func newRacingCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse, *racingStore, catalog.Ident) {
 	t.Helper()
-	dir := t.TempDir()
-	bs, err := bolt.Open(dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = bs.Close() })
-	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
-	require.NoError(t, err)
-	rs := &racingStore{Store: bs}
-	cat, err := catalog.New(catalog.Config{Store: rs, Warehouses: []*catalog.Warehouse{wh}})
-	require.NoError(t, err)
+	var rs *racingStore
+	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), func(s catalog.Store) catalog.Store {
+		rs = &racingStore{Store: s}
+		return rs
+	})
 	ctx := context.Background()
 	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
-	_, err = cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, spec.CreateTableRequest{
+	_, err := cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, spec.CreateTableRequest{
 		Name:   "t",
 		Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true}),
 	})

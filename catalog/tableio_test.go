@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,20 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/internal/testserver"
 	"github.com/tarnhq/tarn/spec"
 )
 
 func newTestCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse) {
 	t.Helper()
-	dir := t.TempDir()
-	bs, err := bolt.Open(dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = bs.Close() })
-	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
-	require.NoError(t, err)
-	cat, err := catalog.New(catalog.Config{Store: bs, Warehouses: []*catalog.Warehouse{wh}})
-	require.NoError(t, err)
+	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
 	return cat, wh
 }
 

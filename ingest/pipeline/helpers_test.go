@@ -28,9 +28,9 @@ import (
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/internal/testserver"
 )
 
 const (
@@ -184,14 +184,7 @@ func newEnv(t *testing.T) *env {
 // warehouse.
 func newCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse) {
 	t.Helper()
-	dir := t.TempDir()
-	bs, err := bolt.Open(dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = bs.Close() })
-	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
-	require.NoError(t, err)
-	cat, err := catalog.New(catalog.Config{Store: bs, Warehouses: []*catalog.Warehouse{wh}})
-	require.NoError(t, err)
+	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
 	return cat, wh
 }
 

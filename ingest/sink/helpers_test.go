@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -18,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/internal/testserver"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -58,20 +57,13 @@ type harness struct {
 func newHarness(t *testing.T, partitionSpec *iceberg.PartitionSpec) *harness {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	bs, err := bolt.Open(dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = bs.Close() })
-	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
-	require.NoError(t, err)
-	cat, err := catalog.New(catalog.Config{Store: bs, Warehouses: []*catalog.Warehouse{wh}})
-	require.NoError(t, err)
+	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
 	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
 	req := spec.CreateTableRequest{Name: "orders", Schema: testSchema}
 	if partitionSpec != nil {
 		req.PartitionSpec = &iceberg.UnboundPartitionSpec{PartitionSpec: *partitionSpec}
 	}
-	_, err = cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, req)
+	_, err := cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, req)
 	require.NoError(t, err)
 	return &harness{t: t, ctx: ctx, cat: cat, wh: wh, tio: cat.TableIO(wh), ident: table.Identifier{"ns", "orders"}}
 }

@@ -34,8 +34,11 @@ func Start(t testing.TB) *Server {
 	return StartAt(t, dir)
 }
 
-// StartAt starts a server on dir, which may hold an earlier server's state.
-func StartAt(t testing.TB, dir string) *Server {
+// NewCatalog opens a bolt store in dir and a file:// warehouse at
+// dir/warehouse, and returns a Catalog over the store — or over wrap(store)
+// when wrap is not nil (a test double that injects races or failures).
+// The store closes when t ends.
+func NewCatalog(t testing.TB, dir string, wrap func(catalog.Store) catalog.Store) (*catalog.Catalog, *catalog.Warehouse, *bolt.Store) {
 	t.Helper()
 	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
 	if err != nil {
@@ -45,15 +48,25 @@ func StartAt(t testing.TB, dir string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = store.Close() })
+	var s catalog.Store = store
+	if wrap != nil {
+		s = wrap(store)
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}, Logger: log})
+	cat, err := catalog.New(catalog.Config{Store: s, Warehouses: []*catalog.Warehouse{wh}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cat, wh, store
+}
+
+// StartAt starts a server on dir, which may hold an earlier server's state.
+func StartAt(t testing.TB, dir string) *Server {
+	t.Helper()
+	cat, wh, store := NewCatalog(t, dir, nil)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	hs := httptest.NewServer(server.New(cat, server.Config{Logger: log}).Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		_ = store.Close()
-	})
+	t.Cleanup(hs.Close)
 	return &Server{URL: hs.URL, DataDir: dir, Warehouse: wh, Catalog: cat, Store: store}
 }
