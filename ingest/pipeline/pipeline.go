@@ -252,7 +252,8 @@ func (p *Pipeline) loop(ctx context.Context) error {
 		timedOut := pollCtx.Err() != nil
 		cancel()
 
-		// Records returned with an error were still read: take them first.
+		// A Source may return records with an error (ingest/source never
+		// does): records are handled first, the error after.
 		if err := p.process(work, recs); err != nil {
 			return p.shutdown(ctx, err)
 		}
