@@ -2,6 +2,7 @@ package avro
 
 import (
 	"fmt"
+	"github.com/tarnhq/tarn/ingest/codec"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -655,3 +656,5 @@ func promotable(from, to iceberg.Type) bool {
 
 	return false
 }
+
+var _ codec.Decoder = (*Decoder)(nil)
