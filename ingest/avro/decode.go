@@ -2,7 +2,6 @@ package avro
 
 import (
 	"fmt"
-	"github.com/tarnhq/tarn/ingest/codec"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,6 +10,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	hamba "github.com/hamba/avro/v2"
+
+	"github.com/tarnhq/tarn/ingest/codec"
 )
 
 // Decoder turns Avro binary payloads written with one writer schema into
