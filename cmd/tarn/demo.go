@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	hamba "github.com/hamba/avro/v2"
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -101,10 +100,6 @@ func runDemo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("register schema: %w", err)
 	}
-	writer, err := hamba.Parse(demo.Schema)
-	if err != nil {
-		return err
-	}
 	rows, err := demo.Flights()
 	if err != nil {
 		return err
@@ -115,7 +110,12 @@ func runDemo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 	}
 
 	pcfg := pipeline.Config{Topic: demo.Topic, Table: demoTable, Cluster: "tarn-demo", TargetLag: cfg.targetLag}
-	if _, err := pipeline.EnsureTable(ctx, cs.cat, cs.wh, pcfg, writer); err != nil {
+	user, format, err := pipeline.WriterSchema(ctx, rc, pcfg)
+	if err != nil {
+		return err
+	}
+	pcfg.Format = format
+	if _, err := pipeline.EnsureTable(ctx, cs.cat, cs.wh, pcfg, user); err != nil {
 		return err
 	}
 	brokers := kc.ListenAddrs()

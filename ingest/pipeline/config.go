@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apache/iceberg-go"
+
 	"github.com/tarnhq/tarn/catalog"
 )
 
@@ -77,6 +79,13 @@ type Config struct {
 	// created. nil means [DefaultPartitionSpec]; an empty, non-nil slice
 	// means unpartitioned.
 	PartitionSpec []string `yaml:"partition-spec"`
+	// Format is how values are encoded; default FormatAuto. A running
+	// pipeline needs a concrete one: WriterSchema resolves auto when the
+	// topic is enabled.
+	Format Format `yaml:"format"`
+	// Schema is the Iceberg schema (user columns) declared for FormatJSON,
+	// which has no registry; nil for every other format.
+	Schema *iceberg.Schema `yaml:"-"`
 }
 
 // WithDefaults returns c with every zero-valued optional field set to its
@@ -93,6 +102,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PartitionSpec == nil {
 		c.PartitionSpec = []string{DefaultPartitionSpec}
+	}
+	if c.Format == "" {
+		c.Format = FormatAuto
 	}
 	return c
 }
@@ -121,6 +133,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: error mode %q is not supported yet (suspend or skip)", ErrInvalidConfig, c.ErrorMode)
 	default:
 		return fmt.Errorf("%w: unknown error mode %q (suspend or skip)", ErrInvalidConfig, c.ErrorMode)
+	}
+	switch c.Format {
+	case FormatAuto, FormatAvro, FormatProtobuf, FormatJSONSchema, FormatRaw:
+		if c.Schema != nil {
+			return fmt.Errorf("%w: a schema is declared only for format json; format %s takes it from the registry or has none", ErrInvalidConfig, c.Format)
+		}
+	case FormatJSON:
+		if c.Schema == nil || len(c.Schema.Fields()) == 0 {
+			return fmt.Errorf("%w: format json needs the table's schema declared (Iceberg schema JSON)", ErrInvalidConfig)
+		}
+	default:
+		return fmt.Errorf("%w: unknown format %q (auto, avro, protobuf, json-schema, json or raw)", ErrInvalidConfig, c.Format)
 	}
 	for _, f := range c.PartitionSpec {
 		if _, err := parsePartitionField(f); err != nil {

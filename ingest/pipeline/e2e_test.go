@@ -20,7 +20,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go/table"
-	hamba "github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -97,8 +96,6 @@ func TestE2EFlights(t *testing.T) {
 	require.NoError(t, err)
 	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
 	require.NoError(t, err)
-	writer, err := hamba.Parse(demo.Schema)
-	require.NoError(t, err)
 	values, err := demo.Encode(rows, ss.ID)
 	require.NoError(t, err)
 	bogus := make([]demo.Flight, e2eBogusRows)
@@ -158,7 +155,11 @@ func TestE2EFlights(t *testing.T) {
 		Topic: demo.Topic, Cluster: b.ClusterID, TargetLag: time.Second,
 		Table: catalog.Ident{Namespace: catalog.Namespace{"air"}, Name: "flights"},
 	}
-	ok, err := pipeline.EnsureTable(ctx, cat, wh, cfg, writer)
+	user, format, err := pipeline.WriterSchema(ctx, rc, cfg)
+	require.NoError(t, err)
+	require.Equal(t, pipeline.FormatAvro, format)
+	cfg.Format = format
+	ok, err := pipeline.EnsureTable(ctx, cat, wh, cfg, user)
 	require.NoError(t, err)
 	require.True(t, ok)
 	e := &env{t: t, ctx: ctx, tio: tio} // for scan(), which reads air.flights

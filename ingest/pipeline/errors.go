@@ -21,6 +21,9 @@ var (
 	// ErrRunning: Run was called while another Run of the same Pipeline
 	// was still going.
 	ErrRunning = errors.New("pipeline already running")
+	// ErrNoSchema: a registry format's topic has no value schema in the
+	// registry yet (WriterSchema).
+	ErrNoSchema = errors.New("no schema registered for the topic")
 )
 
 // ErrorKind classifies a record the pipeline could not materialize. Status

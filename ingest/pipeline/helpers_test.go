@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	hamba "github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ingest/avro"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/internal/testserver"
@@ -174,7 +176,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, ctx: ctx, kafka: kc, reg: reg, rc: rc, cat: cat, wh: wh, tio: cat.TableIO(wh),
 		ident: catalog.Ident{Namespace: catalog.Namespace{"air"}, Name: "flights"}, prod: prod}
 	e.schemaID, e.writer = e.register(flightsSchema)
-	created, err := pipeline.EnsureTable(ctx, cat, wh, e.config(), e.writer)
+	created, err := pipeline.EnsureTable(ctx, cat, wh, e.config(), userColumns(t, e.writer))
 	require.NoError(t, err)
 	require.True(t, created)
 	return e
@@ -202,7 +204,7 @@ func (e *env) register(text string) (int, hamba.Schema) {
 // shortest lag.
 func (e *env) config() pipeline.Config {
 	return pipeline.Config{
-		Topic: testTopic, Table: e.ident, Cluster: testCluster,
+		Topic: testTopic, Table: e.ident, Cluster: testCluster, Format: pipeline.FormatAvro,
 		TargetLag: time.Second, TargetFileSizeBytes: 256 << 10,
 	}
 }
@@ -572,4 +574,12 @@ func (c *hookCatalog) failed() int {
 		}
 	}
 	return n
+}
+
+// userColumns maps an Avro writer schema to its Iceberg user columns.
+func userColumns(t testing.TB, writer hamba.Schema) *iceberg.Schema {
+	t.Helper()
+	sc, err := avro.ToIceberg(writer)
+	require.NoError(t, err)
+	return sc
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
-	"github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/sink"
 )
 
@@ -36,7 +36,8 @@ const (
 )
 
 // confluentHeader parses the Confluent wire format: magic byte 0, then the
-// schema id as a 4-byte big-endian integer.
+// schema id as a 4-byte big-endian integer (then, for Protobuf, the
+// message indexes).
 var confluentHeader sr.ConfluentHeader
 
 // Deps are a pipeline's connections.
@@ -44,7 +45,8 @@ type Deps struct {
 	// Tables loads and commits the table: catalog.Catalog.TableIO(wh), so
 	// commits take the same path as REST clients'. Required.
 	Tables table.CatalogIO
-	// Registry resolves schema ids: an *sr.Client. Required.
+	// Registry resolves schema ids: an *sr.Client. Required for the
+	// registry formats (avro, protobuf, json-schema).
 	Registry Registry
 	// OpenSource opens the topic's consumer. Required.
 	OpenSource OpenSourceFunc
@@ -89,10 +91,15 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if deps.Tables == nil || deps.Registry == nil || deps.OpenSource == nil {
-		return nil, fmt.Errorf("%w: Tables, Registry and OpenSource are required", ErrInvalidConfig)
-	}
 	cfg = cfg.WithDefaults()
+	switch {
+	case deps.Tables == nil || deps.OpenSource == nil:
+		return nil, fmt.Errorf("%w: Tables and OpenSource are required", ErrInvalidConfig)
+	case cfg.Format == FormatAuto:
+		return nil, fmt.Errorf("%w: format auto must be resolved (WriterSchema) before the pipeline runs", ErrInvalidConfig)
+	case cfg.Format.registered() && deps.Registry == nil:
+		return nil, fmt.Errorf("%w: format %s needs a Registry", ErrInvalidConfig, cfg.Format)
+	}
 	log := deps.Logger
 	if log == nil {
 		log = slog.Default()
@@ -195,7 +202,7 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 	if p.buf != nil {
 		p.buf.release()
 	}
-	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, sc)
+	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc)
 	return nil
 }
 
@@ -339,26 +346,22 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	bad := func(kind ErrorKind, id int, cause error) (*RecordError, error) {
 		return &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: kind, SchemaID: id, Err: cause}, nil
 	}
-	if rec.Value == nil {
+	if rec.Value == nil && p.cfg.Format != FormatRaw {
 		return bad(KindNoValue, -1, errors.New("the record has no value (a tombstone)"))
 	}
-	id, payload, err := confluentHeader.DecodeID(rec.Value)
+	r, payload, err := p.schemas.forValue(ctx, rec.Value)
 	if err != nil {
-		return bad(KindBadHeader, -1, err)
-	}
-	r, err := p.schemas.get(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("resolve schema id %d of %s partition %d offset %d: %w", id, p.cfg.Topic, rec.Partition, rec.Offset, err)
+		return nil, fmt.Errorf("resolve the schema of %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
 	}
 	if r.dec == nil {
-		return bad(r.kind, id, r.err)
+		return bad(r.kind, r.id, r.err)
 	}
 	if err := r.dec.Append(p.buf.b, payload); err != nil {
 		switch {
-		case errors.Is(err, avro.ErrOutOfRange):
-			return bad(KindOutOfRange, id, err)
-		case errors.Is(err, avro.ErrBadRecord):
-			return bad(KindMalformed, id, err)
+		case errors.Is(err, codec.ErrOutOfRange):
+			return bad(KindOutOfRange, r.id, err)
+		case errors.Is(err, codec.ErrBadRecord):
+			return bad(KindMalformed, r.id, err)
 		}
 		return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -11,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/ingest/codec"
 )
 
 // Registry retries: a registry that is restarting or briefly unreachable
@@ -25,54 +28,104 @@ const (
 	maxReferenceDepth = 32
 )
 
-// schemas resolves Confluent schema ids to decoders into the table's
-// current schema. Verdicts are cached per id for the life of the cache:
-// a schema id's text never changes, and neither does the table's schema
-// while the cache is in use (it is rebuilt when the schema changes).
+// schemas resolves record values to decoders into the table's current
+// schema. For the registry formats a value starts with the Confluent
+// header (magic byte 0, 4-byte schema id; for Protobuf then the message
+// indexes), and the verdict is cached per schema id (and message): an
+// id's schema text never changes, and neither does the table's schema
+// while the cache is in use (it is rebuilt when the schema changes). The
+// schemaless formats (json, raw) have one decoder for every value.
 type schemas struct {
 	reg    Registry
+	format Format
 	target *iceberg.Schema
-	byID   map[int]*resolved
+	byKey  map[schemaKey]*resolved
+	// static is the verdict for every value of a schemaless format.
+	static *resolved
 }
 
-// resolved is the verdict on one schema id: a decoder, or why records with
-// the id cannot be materialized.
+// schemaKey is a cache key: a schema id and, for Protobuf, the message
+// indexes as text ("" for the others).
+type schemaKey struct {
+	id      int
+	message string
+}
+
+// resolved is the verdict on one writer schema: a decoder, or why values
+// written with it cannot be materialized.
 type resolved struct {
-	dec  *avro.Decoder
-	kind ErrorKind // set when dec is nil
-	err  error
+	// id is the schema id, -1 for schemaless formats.
+	id  int
+	dec codec.Decoder
+	// writer is the writer schema mapped to Iceberg when it could be
+	// (nil for KindUnknownSchema and unparsable schemas): with
+	// KindIncompatibleSchema it says what the table lacks.
+	writer *iceberg.Schema
+	kind   ErrorKind // set when dec is nil
+	err    error
 }
 
-func newSchemas(reg Registry, target *iceberg.Schema) *schemas {
-	return &schemas{reg: reg, target: target, byID: map[int]*resolved{}}
-}
-
-// transientError is a registry failure that says nothing about the
-// schema: the lookup may succeed later, so it is not cached.
-type transientError struct{ err error }
-
-func (e *transientError) Error() string { return "schema registry: " + e.err.Error() }
-func (e *transientError) Unwrap() error { return e.err }
-
-// get returns the verdict on id. A writer schema that maps to the table's
-// current schema (the same fields, or fewer optional ones, or promotable
-// types: what avro.NewDecoder accepts) gets a decoder into it; anything
-// else is KindIncompatibleSchema, since evolving the table is not built
-// yet. The error is a *transientError when the registry could not be
-// asked (after retries) or ctx's error.
-func (s *schemas) get(ctx context.Context, id int) (*resolved, error) {
-	if r, ok := s.byID[id]; ok {
-		return r, nil
+// newSchemas returns the resolver of format (not FormatAuto) into target.
+// Errors: for FormatJSON and FormatRaw, those of building the one decoder
+// (the table does not fit the declared schema).
+func newSchemas(reg Registry, format Format, target *iceberg.Schema) *schemas {
+	s := &schemas{reg: reg, format: format, target: target, byKey: map[schemaKey]*resolved{}}
+	switch format {
+	case FormatJSON, FormatRaw:
+		f := formats[format]
+		s.static = s.verdict(-1, f.schemaless(target))
 	}
-	r, err := s.resolve(ctx, id)
+	return s
+}
+
+// forValue returns the verdict for a record value and the payload its
+// decoder takes (the value after the wire-format header). A value whose
+// header cannot be read gets a KindBadHeader verdict. The error is a
+// *transientError when the registry could not be asked (after retries),
+// or ctx's error.
+func (s *schemas) forValue(ctx context.Context, value []byte) (*resolved, []byte, error) {
+	if s.static != nil {
+		return s.static, value, nil
+	}
+	id, payload, err := confluentHeader.DecodeID(value)
 	if err != nil {
-		return nil, err
+		return &resolved{id: -1, kind: KindBadHeader, err: err}, nil, nil
 	}
-	s.byID[id] = r
-	return r, nil
+	key := schemaKey{id: id}
+	var indexes []int
+	if s.format == FormatProtobuf {
+		indexes, payload, err = confluentHeader.DecodeIndex(payload, maxMessageDepth)
+		if err != nil {
+			return &resolved{id: id, kind: KindBadHeader, err: fmt.Errorf("protobuf message indexes: %w", err)}, nil, nil
+		}
+		key.message = indexKey(indexes)
+	}
+	if r, ok := s.byKey[key]; ok {
+		return r, payload, nil
+	}
+	r, err := s.resolve(ctx, id, indexes)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.byKey[key] = r
+	return r, payload, nil
 }
 
-func (s *schemas) resolve(ctx context.Context, id int) (*resolved, error) {
+// maxMessageDepth bounds the Protobuf message-index path (nesting depth).
+const maxMessageDepth = 64
+
+func indexKey(indexes []int) string {
+	var b strings.Builder
+	for i, x := range indexes {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(strconv.Itoa(x))
+	}
+	return b.String()
+}
+
+func (s *schemas) resolve(ctx context.Context, id int, indexes []int) (*resolved, error) {
 	var sch sr.Schema
 	err := retry(ctx, func() (err error) {
 		sch, err = s.reg.SchemaByID(ctx, id)
@@ -80,49 +133,120 @@ func (s *schemas) resolve(ctx context.Context, id int) (*resolved, error) {
 	})
 	switch {
 	case isSchemaNotFound(err):
-		return &resolved{kind: KindUnknownSchema, err: fmt.Errorf("the registry has no schema with id %d", id)}, nil
+		return &resolved{id: id, kind: KindUnknownSchema, err: fmt.Errorf("the registry has no schema with id %d", id)}, nil
 	case err != nil:
 		return nil, err
-	case sch.Type != sr.TypeAvro:
-		return &resolved{kind: KindUnsupportedSchema, err: fmt.Errorf("schema id %d is %s; only Avro values are materialized so far", id, sch.Type)}, nil
 	}
-	writer, err := s.parse(ctx, sch, &hamba.SchemaCache{}, 0)
+	c, err := compileSchema(ctx, s.reg, s.format, sch, indexes)
 	var te *transientError
 	switch {
 	case errors.As(err, &te) || ctx.Err() != nil:
 		return nil, err
+	case errors.Is(err, codec.ErrBadRecord):
+		// A message index the schema does not have.
+		return &resolved{id: id, kind: KindBadHeader, err: fmt.Errorf("schema id %d: %w", id, err)}, nil
 	case err != nil:
-		return &resolved{kind: KindUnsupportedSchema, err: fmt.Errorf("schema id %d: %w", id, err)}, nil
+		return &resolved{id: id, kind: KindUnsupportedSchema, err: fmt.Errorf("schema id %d: %w", id, err)}, nil
 	}
-	dec, err := avro.NewDecoder(writer, s.target, avro.WithCallerColumns(KafkaColumn))
-	switch {
-	case errors.Is(err, avro.ErrIncompatible):
-		return &resolved{kind: KindIncompatibleSchema, err: fmt.Errorf(
-			"schema id %d does not fit the table's schema: %w (Tarn does not evolve table schemas yet)", id, err)}, nil
-	case err != nil:
-		return &resolved{kind: KindUnsupportedSchema, err: fmt.Errorf("schema id %d: %w", id, err)}, nil
-	}
-	return &resolved{dec: dec}, nil
+	return s.verdict(id, c), nil
 }
 
-// parse parses an Avro schema text after the schemas it references
-// (Confluent schema references: named types defined in other subjects),
-// all into one fresh cache so that named types of different schema ids
-// never mix.
-func (s *schemas) parse(ctx context.Context, sch sr.Schema, cache *hamba.SchemaCache, depth int) (hamba.Schema, error) {
+// verdict builds the decoder of c into the target schema.
+func (s *schemas) verdict(id int, c compiled) *resolved {
+	dec, err := c.decoder(s.target)
+	switch {
+	case err == nil:
+		return &resolved{id: id, dec: dec, writer: c.writer}
+	case errors.Is(err, codec.ErrIncompatible):
+		return &resolved{id: id, writer: c.writer, kind: KindIncompatibleSchema, err: fmt.Errorf(
+			"%s does not fit the table's schema: %w", describe(id), err)}
+	default:
+		return &resolved{id: id, writer: c.writer, kind: KindUnsupportedSchema, err: fmt.Errorf("%s: %w", describe(id), err)}
+	}
+}
+
+func describe(id int) string {
+	if id < 0 {
+		return "the declared schema"
+	}
+	return "schema id " + strconv.Itoa(id)
+}
+
+// compiled is a writer schema ready to decode: its Iceberg mapping and a
+// constructor of decoders into a target schema.
+type compiled struct {
+	writer  *iceberg.Schema
+	decoder func(target *iceberg.Schema) (codec.Decoder, error)
+}
+
+// format is how Tarn reads one value format.
+type format struct {
+	// srType is the registry schema type of a registry format; "" for
+	// schemaless ones.
+	srType sr.SchemaType
+	// compile maps a registry schema (its references fetched, in
+	// dependency order: each after those it references) to a writer;
+	// indexes are the Protobuf message indexes (nil for the first message).
+	// Errors wrap codec.ErrUnsupported (or codec.ErrBadRecord for a
+	// message index the schema lacks).
+	compile func(sch sr.Schema, refs []reference, indexes []int) (compiled, error)
+	// schemaless is the one writer of a schemaless format, given the
+	// table's schema.
+	schemaless func(target *iceberg.Schema) compiled
+}
+
+// reference is one schema a registry schema references, directly or not.
+type reference struct {
+	// name is the reference's name: an Avro full name, a Protobuf import
+	// path, a JSON Schema $ref URL.
+	name   string
+	schema sr.Schema
+}
+
+// formats are the formats Tarn reads (DESIGN.md "Type mapping").
+var formats = map[Format]format{
+	FormatAvro: {srType: sr.TypeAvro, compile: compileAvro},
+	FormatRaw:  {schemaless: rawWriter},
+}
+
+// compileSchema checks that sch is of f's registry type, fetches its
+// references and compiles it.
+func compileSchema(ctx context.Context, reg Registry, f Format, sch sr.Schema, indexes []int) (compiled, error) {
+	fm, ok := formats[f]
+	if !ok || fm.compile == nil {
+		return compiled{}, fmt.Errorf("%w: format %s is not read from a registry", codec.ErrUnsupported, f)
+	}
+	if sch.Type != fm.srType {
+		return compiled{}, fmt.Errorf("%w: the schema is %s, the topic's format is %s", codec.ErrUnsupported, sch.Type, f)
+	}
+	var refs []reference
+	if err := collectReferences(ctx, reg, sch, &refs, map[string]bool{}, 0); err != nil {
+		return compiled{}, err
+	}
+	return fm.compile(sch, refs, indexes)
+}
+
+// collectReferences appends sch's references to refs, depth first, each
+// after the ones it references, each subject version once.
+func collectReferences(ctx context.Context, reg Registry, sch sr.Schema, refs *[]reference, seen map[string]bool, depth int) error {
 	if depth > maxReferenceDepth {
-		return nil, fmt.Errorf("schema references nested deeper than %d", maxReferenceDepth)
+		return fmt.Errorf("%w: schema references nested deeper than %d", codec.ErrUnsupported, maxReferenceDepth)
 	}
 	for _, ref := range sch.References {
+		key := ref.Subject + "\x00" + strconv.Itoa(ref.Version)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		var ss sr.SubjectSchema
 		err := retry(ctx, func() (err error) {
-			ss, err = s.reg.SchemaByVersion(ctx, ref.Subject, ref.Version)
+			ss, err = reg.SchemaByVersion(ctx, ref.Subject, ref.Version)
 			return err
 		})
 		var re *sr.ResponseError
 		switch {
 		case errors.As(err, &re) && re.StatusCode == 404:
-			return nil, fmt.Errorf("reference %s (subject %s version %d) not found", ref.Name, ref.Subject, ref.Version)
+			return fmt.Errorf("%w: reference %s (subject %s version %d) not found", codec.ErrUnsupported, ref.Name, ref.Subject, ref.Version)
 		case err != nil:
 			// Says nothing about the schema (the registry is down, or
 			// refuses us): fail rather than suspend on a good schema.
@@ -130,15 +254,40 @@ func (s *schemas) parse(ctx context.Context, sch sr.Schema, cache *hamba.SchemaC
 			if !errors.As(err, &te) {
 				err = &transientError{err}
 			}
-			return nil, err
-		case ss.Type != sr.TypeAvro:
-			return nil, fmt.Errorf("reference %s is %s, not Avro", ref.Name, ss.Type)
+			return err
+		case ss.Type != sch.Type:
+			return fmt.Errorf("%w: reference %s is %s, not %s", codec.ErrUnsupported, ref.Name, ss.Type, sch.Type)
 		}
-		if _, err := s.parse(ctx, ss.Schema, cache, depth+1); err != nil {
-			return nil, fmt.Errorf("reference %s: %w", ref.Name, err)
+		if err := collectReferences(ctx, reg, ss.Schema, refs, seen, depth+1); err != nil {
+			return fmt.Errorf("reference %s: %w", ref.Name, err)
+		}
+		*refs = append(*refs, reference{name: ref.Name, schema: ss.Schema})
+	}
+	return nil
+}
+
+// compileAvro parses an Avro schema after the schemas it references
+// (Confluent schema references: named types defined in other subjects),
+// all into one fresh cache so that named types of different schema ids
+// never mix.
+func compileAvro(sch sr.Schema, refs []reference, _ []int) (compiled, error) {
+	cache := &hamba.SchemaCache{}
+	for _, ref := range refs {
+		if _, err := hamba.ParseWithCache(ref.schema.Schema, "", cache); err != nil {
+			return compiled{}, fmt.Errorf("%w: reference %s: %v", codec.ErrUnsupported, ref.name, err)
 		}
 	}
-	return hamba.ParseWithCache(sch.Schema, "", cache)
+	w, err := hamba.ParseWithCache(sch.Schema, "", cache)
+	if err != nil {
+		return compiled{}, fmt.Errorf("%w: %v", codec.ErrUnsupported, err)
+	}
+	user, err := avro.ToIceberg(w)
+	if err != nil {
+		return compiled{}, err
+	}
+	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
+		return avro.NewDecoder(w, target, avro.WithCallerColumns(KafkaColumn))
+	}}, nil
 }
 
 // isSchemaNotFound reports the registry's answer for an unknown schema id:
@@ -147,6 +296,13 @@ func isSchemaNotFound(err error) bool {
 	var re *sr.ResponseError
 	return errors.As(err, &re) && re.ErrorCode == sr.ErrSchemaNotFound.Code
 }
+
+// transientError is a registry failure that says nothing about the
+// schema: the lookup may succeed later, so it is not cached.
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return "schema registry: " + e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
 
 // retry calls fn until it succeeds, fails with an answer from the registry
 // that retrying cannot change (a 4xx other than 408 and 429), ctx ends, or

@@ -10,12 +10,15 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	hamba "github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
+
+	"github.com/tarnhq/tarn/ingest/avro"
 )
 
 const (
@@ -59,14 +62,14 @@ func TestSchemasResolveReferences(t *testing.T) {
 		}
 		return false
 	})
-	target, err := TableSchema(writer)
+	target, err := TableSchema(userColumns(t, writer))
 	require.NoError(t, err)
-	s := newSchemas(rc, target)
+	s := newSchemas(rc, FormatAvro, target)
 
-	r, err := s.get(context.Background(), id)
+	r, err := getID(s, context.Background(), id)
 	require.NoError(t, err)
 	require.NotNil(t, r.dec, "%v", r.err)
-	r2, err := s.get(context.Background(), id)
+	r2, err := getID(s, context.Background(), id)
 	require.NoError(t, err)
 	assert.Same(t, r, r2)
 	assert.Equal(t, int32(1), lookups.Load())
@@ -88,7 +91,7 @@ func TestSchemasResolveReferences(t *testing.T) {
 func TestSchemasVerdicts(t *testing.T) {
 	ctx := context.Background()
 	reg, rc, _, writer := registry(t)
-	target, err := TableSchema(writer)
+	target, err := TableSchema(userColumns(t, writer))
 	require.NoError(t, err)
 
 	proto, err := rc.CreateSchema(ctx, "p-value", sr.Schema{Type: sr.TypeProtobuf, Schema: `syntax = "proto3"; message M { int64 a = 1; }`})
@@ -96,18 +99,18 @@ func TestSchemasVerdicts(t *testing.T) {
 	plain, err := rc.CreateSchema(ctx, "d-value", sr.Schema{Schema: `{"type": "record", "name": "D", "fields": [{"name": "a", "type": "long"}]}`})
 	require.NoError(t, err)
 
-	s := newSchemas(rc, target)
-	r, err := s.get(ctx, 4242)
+	s := newSchemas(rc, FormatAvro, target)
+	r, err := getID(s, ctx, 4242)
 	require.NoError(t, err)
 	assert.Equal(t, KindUnknownSchema, r.kind)
 
-	r, err = s.get(ctx, proto.ID)
+	r, err = getID(s, ctx, proto.ID)
 	require.NoError(t, err)
 	assert.Equal(t, KindUnsupportedSchema, r.kind)
-	assert.Contains(t, r.err.Error(), "PROTOBUF")
+	assert.Contains(t, r.err.Error(), "the schema is PROTOBUF, the topic's format is avro")
 
 	// A writer without the table's required columns.
-	r, err = s.get(ctx, plain.ID)
+	r, err = getID(s, ctx, plain.ID)
 	require.NoError(t, err)
 	assert.Equal(t, KindIncompatibleSchema, r.kind)
 	assert.Contains(t, r.err.Error(), "field a:")
@@ -121,12 +124,31 @@ func TestSchemasVerdicts(t *testing.T) {
 		}
 		return false
 	})
-	fresh := newSchemas(rc, target)
-	_, err = fresh.get(ctx, 1)
+	fresh := newSchemas(rc, FormatAvro, target)
+	_, err = getID(fresh, ctx, 1)
 	var te *transientError
 	require.True(t, errors.As(err, &te), "%v", err)
 	fail.Store(false)
-	r, err = fresh.get(ctx, 1)
+	r, err = getID(fresh, ctx, 1)
 	require.NoError(t, err, "a transient failure is not cached")
 	assert.Equal(t, KindIncompatibleSchema, r.kind, "Airport alone lacks the table's columns")
+}
+
+// getID resolves a value that has the Confluent header of schema id and
+// no payload.
+func getID(s *schemas, ctx context.Context, id int) (*resolved, error) {
+	value, err := confluentHeader.AppendEncode(nil, id, nil)
+	if err != nil {
+		return nil, err
+	}
+	r, _, err := s.forValue(ctx, value)
+	return r, err
+}
+
+// userColumns maps an Avro writer schema to its Iceberg user columns.
+func userColumns(t *testing.T, writer hamba.Schema) *iceberg.Schema {
+	t.Helper()
+	sc, err := avro.ToIceberg(writer)
+	require.NoError(t, err)
+	return sc
 }

@@ -9,10 +9,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	hamba "github.com/hamba/avro/v2"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/ingest/avro"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -58,19 +56,13 @@ func kafkaField() iceberg.NestedField {
 }
 
 // TableSchema is the Iceberg schema of a new table for a topic whose
-// values have the Avro writer schema: the columns of avro.ToIceberg(writer)
-// (DESIGN.md "Type mapping": union [null, T] becomes optional T, every
-// other field is required), then the _kafka column. Field IDs are assigned
-// depth-first from 1, as a new table numbers them.
+// values map to the user columns of user (WriterSchema; for Avro
+// avro.ToIceberg: union [null, T] becomes optional T, every other field is
+// required): those columns, then the _kafka column. Field IDs are
+// assigned depth-first from 1, as a new table numbers them.
 //
-// Errors: those of avro.ToIceberg (*avro.FieldError wrapping
-// avro.ErrUnsupported); ErrTableShape when the writer has a top-level
-// field named _kafka.
-func TableSchema(writer hamba.Schema) (*iceberg.Schema, error) {
-	user, err := avro.ToIceberg(writer)
-	if err != nil {
-		return nil, err
-	}
+// Errors: ErrTableShape when user has a top-level field named _kafka.
+func TableSchema(user *iceberg.Schema) (*iceberg.Schema, error) {
 	fields := user.Fields()
 	for _, f := range fields {
 		if f.Name == KafkaColumn {
@@ -83,7 +75,7 @@ func TableSchema(writer hamba.Schema) (*iceberg.Schema, error) {
 
 // EnsureTable makes sure the table of cfg exists: it creates the table's
 // namespace (each missing level) and, if the table is missing, creates it
-// in warehouse wh with TableSchema(writer), cfg's partition spec (default
+// in warehouse wh with TableSchema(user), cfg's partition spec (default
 // day(_kafka.timestamp)), no sort order (the sink writes unsorted tables
 // only, so that row positions follow the batch order) and
 // write.parquet.compression-codec=zstd. An existing table is left as it
@@ -94,7 +86,7 @@ func TableSchema(writer hamba.Schema) (*iceberg.Schema, error) {
 // proper _kafka column, the writer has one, a partition field names a
 // missing column or a transform does not apply to it); those of
 // TableSchema and of the catalog.
-func EnsureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehouse, cfg Config, writer hamba.Schema) (created bool, err error) {
+func EnsureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehouse, cfg Config, user *iceberg.Schema) (created bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return false, err
 	}
@@ -111,7 +103,7 @@ func EnsureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 		return false, err
 	}
 
-	sc, err := TableSchema(writer)
+	sc, err := TableSchema(user)
 	if err != nil {
 		return false, err
 	}

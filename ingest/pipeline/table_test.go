@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/ingest/avro"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/spec"
 )
@@ -45,7 +44,7 @@ func TestEnsureTableCreates(t *testing.T) {
 	cat, wh := newCatalog(t)
 	cfg := ensureConfig(catalog.Namespace{"air", "us"}, "flights", nil)
 
-	created, err := pipeline.EnsureTable(ctx, cat, wh, cfg, flightsWriter(t))
+	created, err := pipeline.EnsureTable(ctx, cat, wh, cfg, userColumns(t, flightsWriter(t)))
 	require.NoError(t, err)
 	assert.True(t, created)
 
@@ -79,7 +78,7 @@ func TestEnsureTableCreates(t *testing.T) {
 	assert.True(t, tbl.SortOrder().IsUnsorted())
 	assert.Equal(t, "zstd", tbl.Properties()[pipeline.CompressionProperty])
 
-	created, err = pipeline.EnsureTable(ctx, cat, wh, cfg, flightsWriter(t))
+	created, err = pipeline.EnsureTable(ctx, cat, wh, cfg, userColumns(t, flightsWriter(t)))
 	require.NoError(t, err)
 	assert.False(t, created)
 	assert.Equal(t, tbl.MetadataLocation(), loadTable(t, cat, wh, "air", "us", "flights").MetadataLocation())
@@ -109,7 +108,7 @@ func TestEnsureTablePartitionSpecs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cat, wh := newCatalog(t)
-			created, err := pipeline.EnsureTable(ctx, cat, wh, ensureConfig(catalog.Namespace{"air"}, "flights", tc.spec), flightsWriter(t))
+			created, err := pipeline.EnsureTable(ctx, cat, wh, ensureConfig(catalog.Namespace{"air"}, "flights", tc.spec), userColumns(t, flightsWriter(t)))
 			if tc.err != nil {
 				require.ErrorIs(t, err, tc.err)
 				assert.False(t, created)
@@ -138,18 +137,15 @@ func TestEnsureTableRefuses(t *testing.T) {
 
 	withKafka, err := hamba.Parse(`{"type": "record", "name": "R", "fields": [{"name": "_kafka", "type": "string"}]}`)
 	require.NoError(t, err)
-	_, err = pipeline.EnsureTable(ctx, cat, wh, ensureConfig(catalog.Namespace{"ns"}, "a", nil), withKafka)
+	_, err = pipeline.EnsureTable(ctx, cat, wh, ensureConfig(catalog.Namespace{"ns"}, "a", nil), userColumns(t, withKafka))
 	require.ErrorIs(t, err, pipeline.ErrTableShape)
-
-	_, err = pipeline.EnsureTable(ctx, cat, wh, ensureConfig(catalog.Namespace{"ns"}, "b", nil), hamba.NewPrimitiveSchema(hamba.String, nil))
-	require.ErrorIs(t, err, avro.ErrUnsupported)
 
 	_, err = cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, spec.CreateTableRequest{Name: "plain",
 		Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.String})})
 	require.NoError(t, err)
-	_, err = pipeline.EnsureTable(ctx, cat, wh, ensureConfig(catalog.Namespace{"ns"}, "plain", nil), flightsWriter(t))
+	_, err = pipeline.EnsureTable(ctx, cat, wh, ensureConfig(catalog.Namespace{"ns"}, "plain", nil), userColumns(t, flightsWriter(t)))
 	require.ErrorIs(t, err, pipeline.ErrTableShape)
 
-	_, err = pipeline.EnsureTable(ctx, cat, wh, pipeline.Config{}, flightsWriter(t))
+	_, err = pipeline.EnsureTable(ctx, cat, wh, pipeline.Config{}, userColumns(t, flightsWriter(t)))
 	require.ErrorIs(t, err, pipeline.ErrInvalidConfig)
 }
