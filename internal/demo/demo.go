@@ -10,12 +10,15 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	hamba "github.com/hamba/avro/v2"
@@ -53,27 +56,37 @@ type Flight struct {
 	Destination string `avro:"destination"`
 }
 
+// FlightsParquet returns the embedded parquet file (10,000 rows).
+func FlightsParquet() []byte { return flightsParquet }
+
 // Flights returns the 10,000 rows of the embedded parquet file, in order.
 func Flights() ([]Flight, error) {
-	pf, err := file.NewParquetReader(bytes.NewReader(flightsParquet))
+	return ReadFlights(bytes.NewReader(flightsParquet), 0)
+}
+
+// ReadFlights reads the first n rows (all when n is 0) of a flights
+// parquet file (date timestamp[us], delay and distance int64, origin and
+// destination strings, as testdata/flights-10k.parquet and
+// ../shared/data/flights-3m.parquet have them), batch by batch.
+func ReadFlights(r parquet.ReaderAtSeeker, n int) ([]Flight, error) {
+	pf, err := file.NewParquetReader(r)
 	if err != nil {
 		return nil, err
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := fr.ReadTable(context.Background())
+	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer tbl.Release()
-	tr := array.NewTableReader(tbl, 0)
-	defer tr.Release()
+	defer rr.Release()
+	type stringCol interface{ Value(int) string }
 	var out []Flight
-	for tr.Next() {
-		rec := tr.RecordBatch()
+	for (n == 0 || len(out) < n) && rr.Next() {
+		rec := rr.RecordBatch()
 		col := func(name string) any {
 			idx := rec.Schema().FieldIndices(name)
 			if len(idx) != 1 {
@@ -84,17 +97,42 @@ func Flights() ([]Flight, error) {
 		d, ok1 := col("date").(*array.Timestamp)
 		dl, ok2 := col("delay").(*array.Int64)
 		ds, ok3 := col("distance").(*array.Int64)
-		o, ok4 := col("origin").(*array.LargeString)
-		de, ok5 := col("destination").(*array.LargeString)
+		o, ok4 := col("origin").(stringCol)
+		de, ok5 := col("destination").(stringCol)
 		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
 			return nil, fmt.Errorf("flights parquet: unexpected columns %s", rec.Schema())
 		}
-		for i := range int(rec.NumRows()) {
+		if unit := d.DataType().(*arrow.TimestampType).Unit; unit != arrow.Microsecond {
+			return nil, fmt.Errorf("flights parquet: date is in %s, want microseconds", unit)
+		}
+		for i := 0; i < int(rec.NumRows()) && (n == 0 || len(out) < n); i++ {
 			out = append(out, Flight{Date: int64(d.Value(i)), Delay: dl.Value(i), Distance: ds.Value(i),
 				Origin: o.Value(i), Destination: de.Value(i)})
 		}
 	}
-	return out, tr.Err()
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Totals are the aggregates ../shared/data/answers.json records for a
+// prefix of the flights data (e.g. flights-3m.parquet first_200000).
+type Totals struct {
+	Rows        int64 `json:"rows"`
+	SumDelay    int64 `json:"sum_delay"`
+	SumDistance int64 `json:"sum_distance"`
+}
+
+// TotalsOf sums rows.
+func TotalsOf(rows []Flight) Totals {
+	var a Totals
+	for _, f := range rows {
+		a.Rows++
+		a.SumDelay += f.Delay
+		a.SumDistance += f.Distance
+	}
+	return a
 }
 
 // Encode returns each row as a record value in the Confluent wire format

@@ -1,6 +1,7 @@
 package demo_test
 
 import (
+	"bytes"
 	"testing"
 
 	hamba "github.com/hamba/avro/v2"
@@ -15,14 +16,13 @@ import (
 func TestFlights(t *testing.T) {
 	rows, err := demo.Flights()
 	require.NoError(t, err)
-	var delay, distance int64
-	for _, f := range rows {
-		delay += f.Delay
-		distance += f.Distance
-	}
-	require.Len(t, rows, 10000)
-	require.EqualValues(t, 116331, delay)
-	require.EqualValues(t, 7622019, distance)
+	// answers.json: flights-3m.parquet first_10000.
+	require.Equal(t, demo.Totals{Rows: 10000, SumDelay: 116331, SumDistance: 7622019}, demo.TotalsOf(rows))
+
+	// A prefix read stops at n rows and agrees with the full read.
+	first, err := demo.ReadFlights(bytes.NewReader(demo.FlightsParquet()), 100)
+	require.NoError(t, err)
+	require.Equal(t, rows[:100], first)
 
 	values, err := demo.Encode(rows[:2], 7)
 	require.NoError(t, err)
