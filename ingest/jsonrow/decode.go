@@ -1,0 +1,583 @@
+package jsonrow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/tarnhq/tarn/ingest/codec"
+)
+
+// Decoder turns JSON objects into rows of an Arrow record whose schema
+// comes from a target Iceberg schema (the table's, see
+// [Decoder.ArrowSchema]).
+//
+// Fields are matched by name, at every depth:
+//
+//   - a JSON field the target lacks is ignored: a schemaless topic's
+//     declared schema says which fields the table keeps, and the rest of
+//     each document is dropped on purpose;
+//   - a target column that is missing from the object, or null, gets null
+//     if the column is optional, and is a malformed record (ErrMalformed,
+//     naming the path) if it is required; the same holds for list elements
+//     and map values against their element or value requiredness;
+//   - top-level columns named by [WithCallerColumns] are left alone, and a
+//     JSON field of that name is ignored.
+//
+// Conversions by target type (anything else is ErrMalformed: a JSON value
+// of the wrong type):
+//
+//   - boolean: true or false.
+//   - int, long: a JSON number with an integral value (1, -7, 1.0, 2e3);
+//     a fraction, or a value outside the column's range, is ErrOutOfRange.
+//   - float, double: a JSON number; one beyond the type's range is
+//     ErrOutOfRange.
+//   - decimal(P,S): a JSON number or a string holding one ("12.30"),
+//     converted exactly from its text: more than S significant fraction
+//     digits or more than P digits in all is ErrOutOfRange (no rounding).
+//   - string: a JSON string (any JSON value, stored as its JSON text, for
+//     the paths named by [WithJSONText]).
+//   - date: "YYYY-MM-DD".
+//   - time: "HH:MM:SS" with up to nine fraction digits; an optional RFC
+//     3339 offset ("Z", "+02:00") converts the time to UTC (modulo one day).
+//   - timestamptz: an RFC 3339 string with an offset or Z
+//     ("2024-03-01T13:25:30.5+01:00"), or a JSON integer counting
+//     milliseconds since 1970-01-01T00:00:00Z.
+//   - timestamp (without zone): the same, except that the offset may be
+//     left out ("2024-03-01T13:25:30"): the wall clock is stored as is. A
+//     string with an offset is converted to UTC first; integers are
+//     milliseconds since 1970-01-01T00:00:00 wall clock.
+//   - uuid: the canonical 36-character form
+//     ("f81d4fae-7dec-11d0-a765-00a0c91e6bf6"); another string is
+//     ErrOutOfRange.
+//   - binary, fixed[N]: a base64 string (standard alphabet, padding
+//     optional); a fixed value of another length is ErrOutOfRange.
+//   - struct: a JSON object; list: a JSON array; map<string, V>: a JSON
+//     object, its entries stored in key order.
+//
+// Times and timestamps are stored in microseconds; digits below a
+// microsecond are truncated (toward the past). Dates are days since the
+// epoch, decimals decimal128 at the column's scale, uuids arrow-go's uuid
+// extension type, as iceberg-go maps them.
+//
+// # Atomicity
+//
+// Append works in two passes over a compiled plan, like ingest/avro's
+// decoder: the read pass walks the parsed document, converts every value
+// and checks that it fits, storing the results on a tape; only when the
+// whole document was read without error does the write pass replay the tape
+// into the builders, and the write pass cannot fail. An error never leaves
+// a partial row.
+//
+// A Decoder is not safe for concurrent use; use one per goroutine.
+type Decoder struct {
+	schema  *arrow.Schema
+	root    structNode
+	t       tape
+	checked *arrow.Schema // last builder schema found compatible
+}
+
+// Option configures a Decoder.
+type Option func(*options)
+
+type options struct {
+	callerColumns []string
+	jsonText      []string
+}
+
+// WithCallerColumns names top-level target columns that Append leaves
+// alone: the caller appends exactly one value to each after every Append
+// that returned nil. This is how the pipeline fills the _kafka column
+// (DESIGN.md "Kafka metadata column"). JSON fields with these names are
+// ignored.
+func WithCallerColumns(names ...string) Option {
+	return func(o *options) { o.callerColumns = append(o.callerColumns, names...) }
+}
+
+// WithJSONText names string-typed positions of the target, as Iceberg name
+// paths ("attrs.value" for the values of a map column attrs,
+// "tags.element" for a list's elements), that take any JSON value: strings
+// are stored as they are, other values as their compact JSON text (object
+// keys sorted, numbers as written). ingest/jsonschema uses it for the
+// map<string, string> of objects with additionalProperties. Paths that do
+// not name a string position of the target make NewDecoder fail with
+// ErrUnsupported.
+func WithJSONText(paths ...string) Option {
+	return func(o *options) { o.jsonText = append(o.jsonText, paths...) }
+}
+
+// NewDecoder compiles a plan that fills target's columns from JSON objects.
+//
+// Errors are *codec.FieldError wrapping codec.ErrUnsupported: the target
+// has a type JSON cannot fill (a map whose keys are not strings, a
+// nanosecond timestamp, variant, geometry, ...), or a WithJSONText path
+// is not a string position of the target.
+func NewDecoder(target *iceberg.Schema, opts ...Option) (*Decoder, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+
+	c := compiler{jsonText: map[string]bool{}}
+	for _, p := range o.jsonText {
+		c.jsonText[p] = false
+	}
+	root, err := c.structOf(target.AsStruct().FieldList, "", o.callerColumns)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range slices.Sorted(maps.Keys(c.jsonText)) {
+		if !c.jsonText[p] {
+			return nil, unsupported(p, "WithJSONText names no string column or element of the target")
+		}
+	}
+
+	sc, err := table.SchemaToArrowSchema(target, nil, true, false)
+	if err != nil {
+		return nil, &codec.FieldError{Err: fmt.Errorf("%w: arrow schema of the target: %w", codec.ErrUnsupported, err)}
+	}
+
+	return &Decoder{schema: sc, root: *root}, nil
+}
+
+// ArrowSchema is the schema of the RecordBuilder that Append takes: the
+// target Iceberg schema converted by iceberg-go's table.SchemaToArrowSchema
+// with field IDs ("PARQUET:field_id" metadata) and small (32-bit offset)
+// types.
+func (d *Decoder) ArrowSchema() *arrow.Schema { return d.schema }
+
+// Append parses one JSON object (UTF-8, a Kafka record value after any
+// header the pipeline strips) and appends it as one row to b, whose schema
+// must be [Decoder.ArrowSchema] (or have the same names and types).
+//
+// On error nothing was appended. Errors are *codec.FieldError wrapping
+// codec.ErrMalformed (not UTF-8, not JSON, not an object, data after the
+// object, a value of the wrong JSON type, a required value missing or
+// null) or codec.ErrOutOfRange (see [Decoder] for each type's limits), or
+// codec.ErrBuilderSchema.
+func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
+	obj, err := Parse(payload)
+	if err != nil {
+		return err
+	}
+
+	return d.AppendValue(b, obj)
+}
+
+// AppendValue appends an already parsed JSON object, as returned by
+// [Parse], as one row to b. ingest/jsonschema uses it to validate and
+// convert one parse of the payload. Errors are those of Append.
+func (d *Decoder) AppendValue(b *array.RecordBuilder, obj map[string]any) error {
+	if s := b.Schema(); s != d.checked {
+		if !sameShape(s, d.schema) {
+			return codec.ErrBuilderSchema
+		}
+		d.checked = s
+	}
+
+	t := &d.t
+	t.reset()
+	if err := d.root.readFields(t, obj); err != nil {
+		return err
+	}
+	for i := range d.root.fields {
+		f := &d.root.fields[i]
+		f.write(t, b.Field(f.col))
+	}
+
+	return nil
+}
+
+// Parse decodes one JSON payload into a JSON object as encoding/json
+// represents it with UseNumber: map[string]any, []any, json.Number,
+// string, bool and nil. It refuses (with *codec.FieldError wrapping
+// codec.ErrMalformed) input that is not UTF-8, not JSON, not an object, or
+// has anything but whitespace after the object. When a key repeats, the
+// last value wins (encoding/json's rule).
+func Parse(payload []byte) (map[string]any, error) {
+	// encoding/json would replace invalid bytes with U+FFFD and carry on;
+	// JSON text is UTF-8 (RFC 8259 §8.1), so such a payload is refused.
+	if !utf8.Valid(payload) {
+		return nil, malformed("", "payload is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, malformed("", "empty payload")
+		}
+
+		return nil, malformed("", "not JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, malformed("", "data after the JSON value")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, malformed("", "want a JSON object, got %s", jsonKind(v))
+	}
+
+	return obj, nil
+}
+
+// sameShape reports whether two Arrow schemas have the same top-level
+// names, nullability and types (metadata aside), so every type assertion in
+// the write pass holds.
+func sameShape(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.NumFields() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !arrow.TypeEqual(fa.Type, fb.Type) {
+			return false
+		}
+	}
+
+	return true
+}
+
+// tape holds one row's converted values in read order, one slice per
+// representation; the write pass pops them in the same order.
+type tape struct {
+	ints   []int64 // presence flags, bool, int, long, date, time, timestamp, counts
+	floats []float64
+	strs   []string // strings, map keys
+	bytes  [][]byte // binary, fixed, uuid
+	decs   []decimal128.Num
+	buf    []byte // backing store for decoded bytes
+
+	ni, nf, ns, nb, nd int // read cursors of the write pass
+}
+
+// maxRetainedBytes caps the byte buffer a tape keeps between rows, so one
+// huge record does not pin its size for the decoder's lifetime.
+const maxRetainedBytes = 4 << 20
+
+func (t *tape) reset() {
+	if cap(t.buf) > maxRetainedBytes {
+		t.buf = nil
+	}
+	// Drop references to the previous row's strings so they can be freed.
+	clear(t.strs)
+	t.ints, t.floats, t.strs, t.bytes, t.decs, t.buf = t.ints[:0], t.floats[:0], t.strs[:0], t.bytes[:0], t.decs[:0], t.buf[:0]
+	t.ni, t.nf, t.ns, t.nb, t.nd = 0, 0, 0, 0, 0
+}
+
+func (t *tape) int() int64 {
+	v := t.ints[t.ni]
+	t.ni++
+
+	return v
+}
+
+func (t *tape) float() float64 {
+	v := t.floats[t.nf]
+	t.nf++
+
+	return v
+}
+
+func (t *tape) str() string {
+	v := t.strs[t.ns]
+	t.ns++
+
+	return v
+}
+
+func (t *tape) byteSlice() []byte {
+	v := t.bytes[t.nb]
+	t.nb++
+
+	return v
+}
+
+func (t *tape) dec() decimal128.Num {
+	v := t.decs[t.nd]
+	t.nd++
+
+	return v
+}
+
+// take reserves n bytes of the tape's buffer. Slices handed out earlier stay
+// valid when the buffer grows: they keep the old backing array.
+func (t *tape) take(n int) []byte {
+	start := len(t.buf)
+	t.buf = slices.Grow(t.buf, n)[:start+n]
+
+	return t.buf[start : start+n : start+n]
+}
+
+// node is one compiled step of the plan: read converts a non-null JSON
+// value and checks it, recording the result on the tape; write appends the
+// recorded value to the column's builder and cannot fail.
+type node interface {
+	read(t *tape, v any) error
+	write(t *tape, b array.Builder)
+}
+
+// slot is a position that may hold null: a struct field, a list element or
+// a map value. The tape holds 1 before a value, 0 for null.
+type slot struct {
+	path     string
+	required bool
+	node     node
+}
+
+func (s *slot) read(t *tape, v any, present bool) error {
+	if !present || v == nil {
+		if s.required {
+			if !present {
+				return malformed(s.path, "required value is missing")
+			}
+
+			return malformed(s.path, "required value is null")
+		}
+		t.ints = append(t.ints, 0)
+
+		return nil
+	}
+	t.ints = append(t.ints, 1)
+
+	return s.node.read(t, v)
+}
+
+func (s *slot) write(t *tape, b array.Builder) {
+	if t.int() == 0 {
+		b.AppendNull()
+
+		return
+	}
+	s.node.write(t, b)
+}
+
+// structNode is an Iceberg struct filled from a JSON object (or, at the
+// top, the record builder's columns).
+type structNode struct {
+	path   string
+	fields []fieldNode // target fields, in target order, caller columns left out
+}
+
+type fieldNode struct {
+	slot
+	name string
+	col  int // index of the target field
+}
+
+func (n *structNode) readFields(t *tape, obj map[string]any) error {
+	for i := range n.fields {
+		f := &n.fields[i]
+		v, ok := obj[f.name]
+		if err := f.read(t, v, ok); err != nil {
+			return err
+		}
+	}
+
+	return nil
+}
+
+func (n *structNode) read(t *tape, v any) error {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return malformed(n.path, "want a JSON object, got %s", jsonKind(v))
+	}
+
+	return n.readFields(t, obj)
+}
+
+func (n *structNode) write(t *tape, b array.Builder) {
+	sb := b.(*array.StructBuilder)
+	sb.Append(true)
+	for i := range n.fields {
+		f := &n.fields[i]
+		f.write(t, sb.FieldBuilder(f.col))
+	}
+}
+
+// listNode is an Iceberg list filled from a JSON array. The tape holds the
+// element count, then the elements.
+type listNode struct {
+	path string
+	elem slot
+}
+
+func (n *listNode) read(t *tape, v any) error {
+	arr, ok := v.([]any)
+	if !ok {
+		return malformed(n.path, "want a JSON array, got %s", jsonKind(v))
+	}
+	t.ints = append(t.ints, int64(len(arr)))
+	for _, e := range arr {
+		if err := n.elem.read(t, e, true); err != nil {
+			return err
+		}
+	}
+
+	return nil
+}
+
+func (n *listNode) write(t *tape, b array.Builder) {
+	lb := b.(*array.ListBuilder)
+	c := t.int()
+	lb.Append(true)
+	vb := lb.ValueBuilder()
+	for range c {
+		n.elem.write(t, vb)
+	}
+}
+
+// mapNode is an Iceberg map<string, V> filled from a JSON object. The tape
+// holds the entry count, then per entry the key (strs) and the value.
+type mapNode struct {
+	path string
+	val  slot
+}
+
+func (n *mapNode) read(t *tape, v any) error {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return malformed(n.path, "want a JSON object, got %s", jsonKind(v))
+	}
+	t.ints = append(t.ints, int64(len(obj)))
+	// Key order makes the stored map, and so the data files, deterministic.
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		t.strs = append(t.strs, k)
+		if err := n.val.read(t, obj[k], true); err != nil {
+			return err
+		}
+	}
+
+	return nil
+}
+
+func (n *mapNode) write(t *tape, b array.Builder) {
+	mb := b.(*array.MapBuilder)
+	c := t.int()
+	mb.Append(true)
+	kb := mb.KeyBuilder().(*array.StringBuilder)
+	ib := mb.ItemBuilder()
+	for range c {
+		kb.Append(t.str())
+		n.val.write(t, ib)
+	}
+}
+
+// compiler builds a plan; jsonText holds the WithJSONText paths and
+// whether each was found.
+type compiler struct {
+	jsonText map[string]bool
+}
+
+func (c *compiler) structOf(fields []iceberg.NestedField, path string, callerColumns []string) (*structNode, error) {
+	n := &structNode{path: path}
+	for col, f := range fields {
+		if slices.Contains(callerColumns, f.Name) {
+			continue
+		}
+		fp := join(path, f.Name)
+		fn, err := c.compile(f.Type, fp)
+		if err != nil {
+			return nil, err
+		}
+		n.fields = append(n.fields, fieldNode{slot: slot{path: fp, required: f.Required, node: fn}, name: f.Name, col: col})
+	}
+
+	return n, nil
+}
+
+func (c *compiler) compile(tt iceberg.Type, path string) (node, error) {
+	switch tt := tt.(type) {
+	case *iceberg.StructType:
+		if len(tt.FieldList) == 0 {
+			// Parquet cannot store a group without columns.
+			return nil, unsupported(path, "struct without fields")
+		}
+
+		return c.structOf(tt.FieldList, path, nil)
+	case *iceberg.ListType:
+		ep := join(path, "element")
+		elem, err := c.compile(tt.Element, ep)
+		if err != nil {
+			return nil, err
+		}
+
+		return &listNode{path: path, elem: slot{path: ep, required: tt.ElementRequired, node: elem}}, nil
+	case *iceberg.MapType:
+		if !tt.KeyType.Equals(iceberg.PrimitiveTypes.String) {
+			return nil, unsupported(path, "map keys of type %s: JSON object keys are strings", tt.KeyType)
+		}
+		vp := join(path, "value")
+		val, err := c.compile(tt.ValueType, vp)
+		if err != nil {
+			return nil, err
+		}
+
+		return &mapNode{path: path, val: slot{path: vp, required: tt.ValueRequired, node: val}}, nil
+	default:
+		n, err := compileLeaf(tt, path)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := c.jsonText[path]; ok && n.kind == kString {
+			c.jsonText[path] = true
+			n.kind = kJSONText
+		}
+
+		return n, nil
+	}
+}
+
+// jsonKind names the JSON type of a parsed value, for messages.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+
+	return fmt.Sprintf("%T", v)
+}
+
+func malformed(path string, format string, args ...any) error {
+	return &codec.FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{codec.ErrMalformed}, args...)...)}
+}
+
+func outOfRange(path string, format string, args ...any) error {
+	return &codec.FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{codec.ErrOutOfRange}, args...)...)}
+}
+
+func unsupported(path string, format string, args ...any) error {
+	return &codec.FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{codec.ErrUnsupported}, args...)...)}
+}
+
+// join appends name to a dot-separated path.
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+
+	return path + "." + name
+}
+
+var _ codec.Decoder = (*Decoder)(nil)

@@ -1,0 +1,165 @@
+package jsonrow
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+)
+
+// Number literals are converted from their text, never through float64, so
+// that a long or a decimal keeps every digit the producer wrote.
+
+var (
+	// errSyntax: the text is not a JSON number literal.
+	errSyntax = errors.New("not a number")
+	// errFraction: the value has more fraction digits than the target scale
+	// holds (a fraction at all, for an integer column).
+	errFraction = errors.New("fraction digits beyond the column's scale")
+	// errDigits: the value needs more digits than the target precision.
+	errDigits = errors.New("too many digits")
+)
+
+// maxExponent bounds the exponents scaled: no value an Iceberg column holds
+// needs more than 38 digits and scale 38, so an exponent beyond this only
+// ever means out of range (or zero), and refusing it early keeps a hostile
+// "1e999999999" from costing anything.
+const maxExponent = 100
+
+// scaledDigits returns the integer digits of the value of lit (a JSON
+// number: -?int(.frac)?([eE][+-]?exp)?) multiplied by 10^scale, without
+// leading zeros ("" for zero), and whether it is negative. A value with
+// nonzero digits below 10^-scale is errFraction; more than maxDigits digits
+// errDigits; bad syntax errSyntax.
+func scaledDigits(lit string, scale, maxDigits int) (neg bool, digits string, err error) {
+	s := lit
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	intEnd := digitRun(s)
+	if intEnd == 0 {
+		return false, "", errSyntax
+	}
+	intPart, s := s[:intEnd], s[intEnd:]
+	var frac string
+	if strings.HasPrefix(s, ".") {
+		n := digitRun(s[1:])
+		if n == 0 {
+			return false, "", errSyntax
+		}
+		frac, s = s[1:1+n], s[1+n:]
+	}
+	exp := 0
+	if s != "" {
+		if s[0] != 'e' && s[0] != 'E' {
+			return false, "", errSyntax
+		}
+		s = s[1:]
+		expNeg := false
+		if s != "" && (s[0] == '+' || s[0] == '-') {
+			expNeg, s = s[0] == '-', s[1:]
+		}
+		n := digitRun(s)
+		if n == 0 || n != len(s) {
+			return false, "", errSyntax
+		}
+		for _, c := range s {
+			exp = exp*10 + int(c-'0')
+			if exp > maxExponent {
+				exp = maxExponent + 1 // saturate: the result is decided below
+			}
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+
+	// value = (intPart frac) × 10^(exp - len(frac)); scaled by 10^scale.
+	all := strings.TrimLeft(intPart+frac, "0")
+	if all == "" {
+		return neg, "", nil
+	}
+	shift := exp - len(frac) + scale
+	if shift < 0 {
+		cut := -shift
+		if cut > len(all) || strings.TrimRight(all[len(all)-cut:], "0") != "" {
+			return false, "", errFraction
+		}
+		all = all[:len(all)-cut]
+	} else if shift > 0 {
+		if len(all)+shift > maxDigits {
+			return false, "", errDigits
+		}
+		all += strings.Repeat("0", shift)
+	}
+	if len(all) > maxDigits {
+		return false, "", errDigits
+	}
+
+	return neg, all, nil
+}
+
+// digitRun returns the length of the run of ASCII digits at the start of s.
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+
+	return i
+}
+
+// parseInt converts an integral JSON number literal ("12", "-1.0", "2e3")
+// to an int64. Errors: errSyntax, errFraction, or strconv.ErrRange.
+func parseInt(lit string) (int64, error) {
+	v, err := strconv.ParseInt(lit, 10, 64)
+	if err == nil || errors.Is(err, strconv.ErrRange) {
+		return v, err
+	}
+	// Not a plain integer: a fraction or an exponent, which may still be
+	// integral. 20 digits leave room for the range check below.
+	neg, digits, err := scaledDigits(lit, 0, 20)
+	switch {
+	case errors.Is(err, errDigits):
+		return 0, strconv.ErrRange
+	case err != nil:
+		return 0, err
+	case digits == "":
+		return 0, nil
+	case neg:
+		digits = "-" + digits
+	}
+	v, err = strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return 0, strconv.ErrRange
+	}
+
+	return v, nil
+}
+
+// parseDecimal converts a JSON number literal exactly to an unscaled
+// decimal128 at scale, refusing more than prec digits. Errors: errSyntax,
+// errFraction, errDigits.
+func parseDecimal(lit string, prec, scale int32) (decimal128.Num, error) {
+	neg, digits, err := scaledDigits(lit, int(scale), int(prec))
+	if err != nil {
+		return decimal128.Num{}, err
+	}
+	// At most 38 digits: two uint64 halves of at most 19 digits each.
+	var n decimal128.Num
+	if len(digits) > 19 {
+		hi, _ := strconv.ParseUint(digits[:len(digits)-19], 10, 64)
+		n = decimal128.FromU64(hi).Mul(decimal128.GetScaleMultiplier(19))
+		digits = digits[len(digits)-19:]
+	}
+	if digits != "" {
+		lo, _ := strconv.ParseUint(digits, 10, 64)
+		n = n.Add(decimal128.FromU64(lo))
+	}
+	if neg {
+		n = n.Negate()
+	}
+
+	return n, nil
+}

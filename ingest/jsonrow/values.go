@@ -1,0 +1,347 @@
+package jsonrow
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+)
+
+// leafKind is one (JSON value → Arrow builder) conversion.
+type leafKind uint8
+
+const (
+	kBool        leafKind = iota // true/false → Boolean
+	kInt                         // integral number → Int32
+	kLong                        // integral number → Int64
+	kFloat                       // number → Float32
+	kDouble                      // number → Float64
+	kDecimal                     // number or numeric string → Decimal128
+	kString                      // string → String
+	kJSONText                    // any value → String (strings as is, others as JSON text)
+	kDate                        // "YYYY-MM-DD" → Date32
+	kTime                        // "HH:MM:SS[.f]" → Time64 µs
+	kTimestamp                   // RFC 3339 (offset optional) or epoch millis → Timestamp µs
+	kTimestampTz                 // RFC 3339 with offset or epoch millis → Timestamp µs UTC
+	kUUID                        // canonical uuid string → uuid extension (16 bytes)
+	kBinary                      // base64 → Binary
+	kFixed                       // base64 → FixedSizeBinary(n)
+)
+
+// Units: Iceberg stores times and timestamps in microseconds.
+const (
+	microsPerDay    = 86_400_000_000
+	microsPerSecond = 1_000_000
+	secondsPerDay   = 86_400
+)
+
+// Layouts accepted for dates, times and timestamps (RFC 3339 and its
+// zone-less form). ".999999999" makes the fraction optional.
+const (
+	layoutDate        = "2006-01-02"
+	layoutTime        = "15:04:05.999999999"
+	layoutTimeOffset  = "15:04:05.999999999Z07:00"
+	layoutTimestamp   = "2006-01-02T15:04:05.999999999"
+	layoutTimestampTz = time.RFC3339Nano
+)
+
+// leafNode converts one primitive value.
+type leafNode struct {
+	path  string
+	kind  leafKind
+	size  int   // kFixed: bytes per value
+	prec  int32 // kDecimal
+	scale int32 // kDecimal
+}
+
+// compileLeaf picks the conversion into a column of primitive type tt.
+func compileLeaf(tt iceberg.Type, path string) (*leafNode, error) {
+	n := &leafNode{path: path}
+	switch tt := tt.(type) {
+	case iceberg.BooleanType:
+		n.kind = kBool
+	case iceberg.Int32Type:
+		n.kind = kInt
+	case iceberg.Int64Type:
+		n.kind = kLong
+	case iceberg.Float32Type:
+		n.kind = kFloat
+	case iceberg.Float64Type:
+		n.kind = kDouble
+	case iceberg.DecimalType:
+		n.kind, n.prec, n.scale = kDecimal, int32(tt.Precision()), int32(tt.Scale())
+	case iceberg.StringType:
+		n.kind = kString
+	case iceberg.DateType:
+		n.kind = kDate
+	case iceberg.TimeType:
+		n.kind = kTime
+	case iceberg.TimestampType:
+		n.kind = kTimestamp
+	case iceberg.TimestampTzType:
+		n.kind = kTimestampTz
+	case iceberg.UUIDType:
+		n.kind = kUUID
+	case iceberg.BinaryType:
+		n.kind = kBinary
+	case iceberg.FixedType:
+		n.kind, n.size = kFixed, tt.Len()
+	default:
+		return nil, unsupported(path, "column type %s cannot be filled from JSON", tt)
+	}
+
+	return n, nil
+}
+
+func (n *leafNode) read(t *tape, v any) error {
+	switch n.kind {
+	case kBool:
+		b, ok := v.(bool)
+		if !ok {
+			return n.wrongType(v, "a boolean")
+		}
+		t.ints = append(t.ints, boolInt(b))
+	case kInt, kLong:
+		num, ok := v.(json.Number)
+		if !ok {
+			return n.wrongType(v, "an integer")
+		}
+		i, err := parseInt(string(num))
+		switch {
+		case errors.Is(err, errFraction):
+			return outOfRange(n.path, "%s is not an integer", num)
+		case err != nil:
+			return outOfRange(n.path, "%s overflows a long", num)
+		case n.kind == kInt && (i < math.MinInt32 || i > math.MaxInt32):
+			return outOfRange(n.path, "%s overflows an int", num)
+		}
+		t.ints = append(t.ints, i)
+	case kFloat, kDouble:
+		num, ok := v.(json.Number)
+		if !ok {
+			return n.wrongType(v, "a number")
+		}
+		bits := 64
+		if n.kind == kFloat {
+			bits = 32
+		}
+		f, err := strconv.ParseFloat(string(num), bits)
+		if err != nil {
+			return outOfRange(n.path, "%s overflows a float%d", num, bits)
+		}
+		t.floats = append(t.floats, f)
+	case kDecimal:
+		return n.readDecimal(t, v)
+	case kString:
+		s, ok := v.(string)
+		if !ok {
+			return n.wrongType(v, "a string")
+		}
+		t.strs = append(t.strs, s)
+	case kJSONText:
+		s, ok := v.(string)
+		if !ok {
+			var err error
+			if s, err = jsonText(v); err != nil {
+				return malformed(n.path, "%v", err)
+			}
+		}
+		t.strs = append(t.strs, s)
+	case kDate:
+		s, ok := v.(string)
+		if !ok {
+			return n.wrongType(v, `a date string "YYYY-MM-DD"`)
+		}
+		d, err := time.Parse(layoutDate, s)
+		if err != nil {
+			return malformed(n.path, "%q is not a date (YYYY-MM-DD)", s)
+		}
+		t.ints = append(t.ints, d.Unix()/secondsPerDay) // midnight UTC: exact
+	case kTime:
+		s, ok := v.(string)
+		if !ok {
+			return n.wrongType(v, `a time string "HH:MM:SS"`)
+		}
+		micros, err := parseTime(s)
+		if err != nil {
+			return malformed(n.path, "%q is not a time of day (HH:MM:SS[.ffffff])", s)
+		}
+		t.ints = append(t.ints, micros)
+	case kTimestamp, kTimestampTz:
+		return n.readTimestamp(t, v)
+	case kUUID:
+		s, ok := v.(string)
+		if !ok {
+			return n.wrongType(v, "a uuid string")
+		}
+		// uuid.Parse also takes braces, urn: and 32 hex digits; only the
+		// canonical form is a JSON uuid (RFC 9562 §4, JSON Schema "uuid").
+		u, err := uuid.Parse(s)
+		if err != nil || len(s) != 36 {
+			return outOfRange(n.path, "%q is not a canonical uuid", s)
+		}
+		b := t.take(16)
+		copy(b, u[:])
+		t.bytes = append(t.bytes, b)
+	case kBinary, kFixed:
+		return n.readBase64(t, v)
+	}
+
+	return nil
+}
+
+func (n *leafNode) wrongType(v any, want string) error {
+	return malformed(n.path, "want %s, got %s", want, jsonKind(v))
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+
+	return 0
+}
+
+func (n *leafNode) readDecimal(t *tape, v any) error {
+	var lit string
+	switch v := v.(type) {
+	case json.Number:
+		lit = string(v)
+	case string:
+		lit = v
+	default:
+		return n.wrongType(v, "a number or a numeric string")
+	}
+	d, err := parseDecimal(lit, n.prec, n.scale)
+	switch {
+	case errors.Is(err, errSyntax):
+		return malformed(n.path, "%q is not a decimal number", lit)
+	case errors.Is(err, errFraction):
+		return outOfRange(n.path, "%s has more than %d fraction digits, decimal(%d,%d) would round it", lit, n.scale, n.prec, n.scale)
+	case err != nil:
+		return outOfRange(n.path, "%s overflows decimal(%d,%d)", lit, n.prec, n.scale)
+	}
+	t.decs = append(t.decs, d)
+
+	return nil
+}
+
+func (n *leafNode) readTimestamp(t *tape, v any) error {
+	switch v := v.(type) {
+	case json.Number:
+		ms, err := parseInt(string(v))
+		if err != nil || ms > math.MaxInt64/1000 || ms < math.MinInt64/1000 {
+			return outOfRange(n.path, "%s is not an integer count of milliseconds that fits a timestamp", v)
+		}
+		t.ints = append(t.ints, ms*1000)
+	case string:
+		ts, err := time.Parse(layoutTimestampTz, v)
+		if err != nil && n.kind == kTimestamp {
+			ts, err = time.Parse(layoutTimestamp, v)
+		}
+		if err != nil {
+			if n.kind == kTimestampTz {
+				return malformed(n.path, "%q is not an RFC 3339 timestamp with an offset", v)
+			}
+
+			return malformed(n.path, "%q is not an RFC 3339 timestamp", v)
+		}
+		t.ints = append(t.ints, ts.UnixMicro())
+	default:
+		return n.wrongType(v, "an RFC 3339 string or epoch milliseconds")
+	}
+
+	return nil
+}
+
+// parseTime parses "HH:MM:SS[.fffffffff]" with an optional RFC 3339 offset
+// (the time is then converted to UTC) into microseconds since midnight.
+func parseTime(s string) (int64, error) {
+	tm, err := time.Parse(layoutTime, s)
+	if err != nil {
+		if tm, err = time.Parse(layoutTimeOffset, s); err != nil {
+			return 0, err
+		}
+		tm = tm.UTC()
+	}
+	h, m, sec := tm.Clock()
+	micros := (int64(h)*3600+int64(m)*60+int64(sec))*microsPerSecond + int64(tm.Nanosecond()/1000)
+
+	return micros % microsPerDay, nil
+}
+
+func (n *leafNode) readBase64(t *tape, v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return n.wrongType(v, "a base64 string")
+	}
+	enc := base64.StdEncoding
+	if len(s)%4 != 0 {
+		enc = base64.RawStdEncoding
+	}
+	b := t.take(enc.DecodedLen(len(s)))
+	m, err := enc.Decode(b, []byte(s))
+	if err != nil {
+		return malformed(n.path, "not base64: %v", err)
+	}
+	b = b[:m]
+	if n.kind == kFixed && m != n.size {
+		return outOfRange(n.path, "%d bytes, fixed[%d] holds %d", m, n.size, n.size)
+	}
+	t.bytes = append(t.bytes, b)
+
+	return nil
+}
+
+// jsonText renders a parsed JSON value compactly: object keys sorted,
+// numbers as written, no HTML escaping.
+func jsonText(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+func (n *leafNode) write(t *tape, b array.Builder) {
+	switch n.kind {
+	case kBool:
+		b.(*array.BooleanBuilder).Append(t.int() != 0)
+	case kInt:
+		b.(*array.Int32Builder).Append(int32(t.int()))
+	case kLong:
+		b.(*array.Int64Builder).Append(t.int())
+	case kFloat:
+		b.(*array.Float32Builder).Append(float32(t.float()))
+	case kDouble:
+		b.(*array.Float64Builder).Append(t.float())
+	case kDecimal:
+		b.(*array.Decimal128Builder).Append(t.dec())
+	case kString, kJSONText:
+		b.(*array.StringBuilder).Append(t.str())
+	case kDate:
+		b.(*array.Date32Builder).Append(arrow.Date32(t.int()))
+	case kTime:
+		b.(*array.Time64Builder).Append(arrow.Time64(t.int()))
+	case kTimestamp, kTimestampTz:
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(t.int()))
+	case kUUID:
+		b.(*extensions.UUIDBuilder).AppendBytes([16]byte(t.byteSlice()))
+	case kBinary:
+		b.(*array.BinaryBuilder).Append(t.byteSlice())
+	case kFixed:
+		b.(*array.FixedSizeBinaryBuilder).Append(t.byteSlice())
+	}
+}
