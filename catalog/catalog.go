@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -32,6 +33,8 @@ type Catalog struct {
 	store      Store
 	warehouses map[string]*Warehouse
 	log        *slog.Logger
+	// owners is the ownership hook (SetOwners); nil when none.
+	owners atomic.Pointer[ownersBox]
 }
 
 // New returns a Catalog over cfg.Store. Errors wrap ErrInvalidArgument for

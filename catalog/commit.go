@@ -35,9 +35,19 @@ type TableCommit struct {
 //
 // Errors: ErrNoSuchTable; ErrCommitFailed (a requirement failed; 409);
 // ErrInvalidArgument (an update cannot be applied; 400);
+// ErrTableOwnedForbidden (a topic owns the table, see Owners; 403);
 // ErrCommitStateUnknown (the store failed in a way that leaves the outcome
 // unknown; 500).
 func (c *Catalog) CommitTable(ctx context.Context, wh *Warehouse, tc TableCommit) (*Loaded, error) {
+	if err := c.checkWritable(tc.Ident, "commit to"); err != nil {
+		return nil, err
+	}
+	return c.commitTable(ctx, wh, tc)
+}
+
+// commitTable is CommitTable without the ownership check: the path of
+// Tarn's own writers (TableIO).
+func (c *Catalog) commitTable(ctx context.Context, wh *Warehouse, tc TableCommit) (*Loaded, error) {
 	out, err := c.commitTables(ctx, wh, []TableCommit{tc})
 	if err != nil {
 		return nil, err
@@ -47,12 +57,16 @@ func (c *Catalog) CommitTable(ctx context.Context, wh *Warehouse, tc TableCommit
 
 // CommitTransaction applies commits to several tables atomically (REST
 // commitTransaction): every table changes or none does. Errors as CommitTable;
-// ErrInvalidArgument when a table appears twice.
+// ErrInvalidArgument when a table appears twice; ErrTableOwnedForbidden
+// when any table is owned by a topic (nothing is committed).
 func (c *Catalog) CommitTransaction(ctx context.Context, wh *Warehouse, commits []TableCommit) error {
 	if len(commits) == 0 {
 		return fmt.Errorf("%w: transaction has no table changes", ErrInvalidArgument)
 	}
 	for i := range commits {
+		if err := c.checkWritable(commits[i].Ident, "commit a transaction to"); err != nil {
+			return err
+		}
 		for j := range i {
 			if commits[i].Ident.Equal(commits[j].Ident) {
 				return fmt.Errorf("%w: table %s appears twice in one transaction", ErrInvalidArgument, commits[i].Ident)

@@ -50,6 +50,13 @@ var (
 	// ErrCommitFailed: a requirement failed, or the pointer moved; the client
 	// should refresh and retry (CommitFailedException).
 	ErrCommitFailed = kindOf(ErrConflict, "commit failed")
+	// ErrTableOwned: the table is materialized from an enabled Kafka topic,
+	// so it cannot be dropped (409) until the topic is disabled.
+	ErrTableOwned = kindOf(ErrConflict, "table is owned by an enabled topic")
+	// ErrTableOwnedForbidden: the table is owned by Tarn (a topic, enabled
+	// or disabled, materializes into it), so external writes are refused
+	// (403) until it is released.
+	ErrTableOwnedForbidden = kindOf(ErrForbidden, "table is owned by Tarn")
 	// ErrIdempotencyKeyReused: an Idempotency-Key came back with another request.
 	ErrIdempotencyKeyReused = kindOf(ErrUnprocessable, "idempotency key reused for a different request")
 )

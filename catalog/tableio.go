@@ -55,12 +55,16 @@ func (t *TableIO) LoadTable(ctx context.Context, ident table.Identifier) (*table
 // CommitTable implements table.CatalogIO through Catalog.CommitTable and
 // returns the new metadata and its location. Errors as Catalog.CommitTable;
 // a failed requirement wraps ErrCommitFailed.
+//
+// It does not ask the Owners hook: TableIO is the in-process writers'
+// path (a topic's pipeline, its manager's spec evolution, maintenance),
+// which must keep writing the tables Tarn owns. REST never reaches it.
 func (t *TableIO) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	id, err := identFromIceberg(ident)
 	if err != nil {
 		return nil, "", err
 	}
-	lt, err := t.cat.CommitTable(ctx, t.wh, TableCommit{Ident: id, Requirements: reqs, Updates: updates})
+	lt, err := t.cat.commitTable(ctx, t.wh, TableCommit{Ident: id, Requirements: reqs, Updates: updates})
 	if err != nil {
 		return nil, "", err
 	}

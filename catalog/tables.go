@@ -161,14 +161,27 @@ func (c *Catalog) abandon(ctx context.Context, wh *Warehouse, err error, written
 // DropTable drops a table's pointer (REST dropTable); with purge it then
 // deletes every file the table's metadata references inside the warehouse
 // (data, delete, manifest, manifest-list, statistics and metadata files).
-// Errors: ErrNoSuchTable.
+// Errors: ErrNoSuchTable; ErrTableOwned when an enabled topic owns the
+// table (see Owners). A table owned by a disabled topic is dropped, and
+// the Owners hook told (TableDropped).
 func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge bool) error {
 	if err := id.Validate(); err != nil {
+		return err
+	}
+	owned, err := c.checkDroppable(id)
+	if err != nil {
 		return err
 	}
 	p, err := c.store.DropPointer(ctx, id, KindTable)
 	if err != nil {
 		return err
+	}
+	if owned {
+		if o := c.ownersHook(); o != nil {
+			if err := o.TableDropped(ctx, id); err != nil {
+				c.log.Error("forget the topic of a dropped table", "table", id.String(), "err", err)
+			}
+		}
 	}
 	if purge {
 		c.purgeTable(ctx, wh, id, p.MetadataLocation)
@@ -178,8 +191,12 @@ func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge 
 
 // RenameTable moves a table to a new identifier, possibly in another
 // namespace; its files stay where they are. Errors: ErrNoSuchTable,
-// ErrNoSuchNamespace, ErrTableAlreadyExists, ErrViewAlreadyExists.
+// ErrNoSuchNamespace, ErrTableAlreadyExists, ErrViewAlreadyExists,
+// ErrTableOwnedForbidden (a topic owns from).
 func (c *Catalog) RenameTable(ctx context.Context, from, to Ident) error {
+	if err := c.checkWritable(from, "rename"); err != nil {
+		return err
+	}
 	return c.rename(ctx, from, to, KindTable)
 }
 
@@ -197,11 +214,17 @@ func (c *Catalog) rename(ctx context.Context, from, to Ident, kind Kind) error {
 // registerTable). The file and the table location must lie inside the
 // warehouse. With overwrite an existing table's pointer is replaced.
 // Errors: ErrInvalidArgument (outside the warehouse, unreadable or invalid
-// metadata), ErrNoSuchNamespace, ErrTableAlreadyExists.
+// metadata), ErrNoSuchNamespace, ErrTableAlreadyExists,
+// ErrTableOwnedForbidden (overwrite of a table a topic owns).
 func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace, req spec.RegisterTableRequest) (*Loaded, error) {
 	id := Ident{Namespace: ns, Name: req.Name}
 	if err := id.Validate(); err != nil {
 		return nil, err
+	}
+	if req.Overwrite {
+		if err := c.checkWritable(id, "overwrite"); err != nil {
+			return nil, err
+		}
 	}
 	if err := wh.checkLocation("metadata-location", req.MetadataLocation); err != nil {
 		return nil, err

@@ -30,6 +30,8 @@ func exceptionFor(err error) spec.Exception {
 		return spec.NamespaceNotEmpty
 	case errors.Is(err, catalog.ErrCommitFailed):
 		return spec.CommitFailed
+	case errors.Is(err, catalog.ErrTableOwned):
+		return spec.Conflict
 	case errors.Is(err, catalog.ErrAlreadyExists):
 		return spec.AlreadyExists
 	case errors.Is(err, catalog.ErrNotFound):

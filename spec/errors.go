@@ -44,19 +44,23 @@ var (
 	// content. Its type is the Java reference's, which Java clients turn
 	// into IllegalArgumentException (ErrorHandlers.DefaultErrorHandler);
 	// other clients treat it as any 400.
-	InvalidArgument    = Exception{"IllegalArgumentException", http.StatusBadRequest, "the request's content is invalid"}
-	NotAuthorized      = Exception{"NotAuthorizedException", http.StatusUnauthorized, "the request is not authenticated"}
-	Forbidden          = Exception{"ForbiddenException", http.StatusForbidden, "the caller may not perform this operation"}
-	NoSuchNamespace    = Exception{"NoSuchNamespaceException", http.StatusNotFound, "the namespace does not exist"}
-	NoSuchTable        = Exception{"NoSuchTableException", http.StatusNotFound, "the table does not exist"}
-	NoSuchView         = Exception{"NoSuchViewException", http.StatusNotFound, "the view does not exist"}
-	NoSuchWarehouse    = Exception{"NoSuchWarehouseException", http.StatusNotFound, "the warehouse does not exist"}
-	NotFound           = Exception{"NotFoundException", http.StatusNotFound, "the route does not exist"}
-	MethodNotAllowed   = Exception{"MethodNotAllowedException", http.StatusMethodNotAllowed, "the route does not accept this method"}
-	NotAcceptable      = Exception{"UnsupportedOperationException", http.StatusNotAcceptable, "the server does not support this operation"}
-	AlreadyExists      = Exception{"AlreadyExistsException", http.StatusConflict, "the namespace, table or view already exists"}
-	NamespaceNotEmpty  = Exception{"NamespaceNotEmptyException", http.StatusConflict, "the namespace still holds tables, views or namespaces"}
-	CommitFailed       = Exception{"CommitFailedException", http.StatusConflict, "a requirement of the commit failed; refresh and retry"}
+	InvalidArgument   = Exception{"IllegalArgumentException", http.StatusBadRequest, "the request's content is invalid"}
+	NotAuthorized     = Exception{"NotAuthorizedException", http.StatusUnauthorized, "the request is not authenticated"}
+	Forbidden         = Exception{"ForbiddenException", http.StatusForbidden, "the caller may not perform this operation"}
+	NoSuchNamespace   = Exception{"NoSuchNamespaceException", http.StatusNotFound, "the namespace does not exist"}
+	NoSuchTable       = Exception{"NoSuchTableException", http.StatusNotFound, "the table does not exist"}
+	NoSuchView        = Exception{"NoSuchViewException", http.StatusNotFound, "the view does not exist"}
+	NoSuchWarehouse   = Exception{"NoSuchWarehouseException", http.StatusNotFound, "the warehouse does not exist"}
+	NotFound          = Exception{"NotFoundException", http.StatusNotFound, "the route does not exist"}
+	MethodNotAllowed  = Exception{"MethodNotAllowedException", http.StatusMethodNotAllowed, "the route does not accept this method"}
+	NotAcceptable     = Exception{"UnsupportedOperationException", http.StatusNotAcceptable, "the server does not support this operation"}
+	AlreadyExists     = Exception{"AlreadyExistsException", http.StatusConflict, "the namespace, table or view already exists"}
+	NamespaceNotEmpty = Exception{"NamespaceNotEmptyException", http.StatusConflict, "the namespace still holds tables, views or namespaces"}
+	CommitFailed      = Exception{"CommitFailedException", http.StatusConflict, "a requirement of the commit failed; refresh and retry"}
+	// Conflict is Tarn's own 409 for an operation the resource's state
+	// forbids (dropping a table an enabled topic materializes into,
+	// resuming a topic that is not suspended); the spec has no kind for it.
+	Conflict           = Exception{"ConflictException", http.StatusConflict, "the resource's state forbids the operation"}
 	AuthTimeout        = Exception{"AuthenticationTimeoutException", 419, "the credentials have expired"}
 	Unprocessable      = Exception{"UnprocessableEntityException", http.StatusUnprocessableEntity, "the request is well formed but cannot be processed"}
 	ServerError        = Exception{"ServerErrorException", http.StatusInternalServerError, "an internal server error occurred"}
@@ -70,7 +74,7 @@ var (
 var Exceptions = []Exception{
 	BadRequest, InvalidArgument, NotAuthorized, Forbidden, NoSuchNamespace, NoSuchTable,
 	NoSuchView, NoSuchWarehouse, NotFound, MethodNotAllowed, NotAcceptable,
-	AlreadyExists, NamespaceNotEmpty, CommitFailed, AuthTimeout, Unprocessable,
+	AlreadyExists, NamespaceNotEmpty, CommitFailed, Conflict, AuthTimeout, Unprocessable,
 	ServerError, CommitStateUnknown, ServiceUnavailable, GatewayTimeout, BadGateway,
 }
 
