@@ -8,6 +8,7 @@
 //	namespaces  ns                 -> JSON properties
 //	pointers    ns 0x00 name       -> JSON {kind, metadata-location, version}
 //	idempotency key                -> JSON stored response (see idempotency.go)
+//	records     collection (nested bucket) / key -> opaque value (records.go)
 //
 // where ns is the namespace levels joined by 0x1F (levels never hold
 // control characters; catalog.Namespace.Validate refuses them).
