@@ -36,7 +36,7 @@ const rootName = "tarn-writer-schema.proto"
 // neither in refs nor a standard file. ctx cancels the compilation.
 func Compile(ctx context.Context, schema string, refs map[string]string) (protoreflect.FileDescriptor, error) {
 	name := rootName
-	for refs[name] != "" {
+	for _, taken := refs[name]; taken; _, taken = refs[name] {
 		name = "_" + name
 	}
 	srcs := make(map[string]string, len(refs)+1)

@@ -162,3 +162,11 @@ message Outer {
 	assert.Equal(t, []any{"x"}, column(rec, "name"))
 	assert.Equal(t, []any{int32(3)}, column(rec, "n"))
 }
+
+// TestCompileRefNamedLikeTheRoot: the schema is compiled under a file name
+// of its own; a reference that happens to use it still resolves.
+func TestCompileRefNamedLikeTheRoot(t *testing.T) {
+	fd := compile(t, `syntax = "proto3"; import "tarn-writer-schema.proto"; message M { Dep d = 1; }`,
+		map[string]string{"tarn-writer-schema.proto": `syntax = "proto3"; message Dep { string s = 1; }`})
+	assert.Equal(t, "struct<2: s: required string>", table(t, fd.Messages().Get(0)).Field(0).Type.String())
+}

@@ -286,7 +286,6 @@ type node interface {
 // messageNode is a message written to an Iceberg struct (or, at the top,
 // to the record builder's columns).
 type messageNode struct {
-	path    string
 	fields  []fieldNode // writer fields, in declaration order
 	missing []int       // target columns the writer lacks: appended null
 }
@@ -310,7 +309,7 @@ func (f *fieldNode) write(t *tape, b array.Builder) {
 }
 
 func compileMessage(md protoreflect.MessageDescriptor, target *iceberg.StructType, path string, callerColumns []string) (*messageNode, error) {
-	n := &messageNode{path: path}
+	n := &messageNode{}
 	used := make([]bool, len(target.FieldList))
 	fds := md.Fields()
 	for i := range fds.Len() {
