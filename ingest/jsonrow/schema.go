@@ -19,8 +19,8 @@ import (
 //
 // iceberg-go parses it. The ids in the text only need to be unique; they
 // are replaced by fresh ones assigned depth-first from 1
-// (iceberg.AssignFreshSchemaIDs), the numbering a new table gets; so are
-// schema-id and identifier-field-ids (kept, renumbered).
+// (iceberg.AssignFreshSchemaIDs), the numbering a new table gets;
+// identifier-field-ids follow their fields, and the schema id is 0.
 //
 // Errors wrap codec.ErrUnsupported: the text is not a schema (bad JSON,
 // "type" not "struct", duplicate ids, an unknown type), it has no fields,

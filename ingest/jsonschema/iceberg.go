@@ -235,9 +235,16 @@ func (m *mapper) order(s *sjs.Schema) []string {
 	return out
 }
 
+// maxRefHops bounds the $ref chains followed outside typeOf (which refuses
+// cycles itself), so a reference loop cannot hang them.
+const maxRefHops = 64
+
 // describe is a property's description, through a $ref if it has none.
 func describe(s *sjs.Schema) string {
-	for s.Description == "" && s.Ref != nil && s.Types == nil {
+	for range maxRefHops {
+		if s.Description != "" || s.Ref == nil || s.Types != nil {
+			break
+		}
 		s = s.Ref
 	}
 
@@ -270,7 +277,10 @@ func nullOr(alts []*sjs.Schema) (*sjs.Schema, bool) {
 
 // isNull reports whether s admits only null: {"type": "null"}.
 func isNull(s *sjs.Schema) bool {
-	for s.Ref != nil && s.Types == nil {
+	for range maxRefHops {
+		if s.Ref == nil || s.Types != nil {
+			break
+		}
 		s = s.Ref
 	}
 

@@ -177,3 +177,17 @@ func TestCompileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestToIcebergRefLoopInOneOf pins a hang: a oneOf branch that is a $ref
+// chain reaching itself must be refused, not followed forever.
+func TestToIcebergRefLoopInOneOf(t *testing.T) {
+	s, err := jsonschema.Compile(`{"type":"object","properties":{"a":{"oneOf":[{"$ref":"#/definitions/x"},{"type":"null"}]}},
+		"definitions":{"x":{"$ref":"#/definitions/y"},"y":{"$ref":"#/definitions/x"}}}`, nil)
+	if err != nil {
+		require.ErrorIs(t, err, codec.ErrUnsupported)
+
+		return
+	}
+	_, err = jsonschema.ToIceberg(s)
+	require.ErrorIs(t, err, codec.ErrUnsupported)
+}
