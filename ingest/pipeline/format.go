@@ -81,8 +81,11 @@ func WriterSchema(ctx context.Context, reg Registry, cfg Config) (*iceberg.Schem
 		return nil, "", err
 	}
 	cfg = cfg.WithDefaults()
-	if !cfg.Format.registered() {
-		return formats[cfg.Format].schemaless(nil).writer, cfg.Format, nil
+	switch cfg.Format {
+	case FormatJSON:
+		return cfg.Schema, FormatJSON, nil
+	case FormatRaw:
+		return rawWriter(nil).writer, FormatRaw, nil
 	}
 	if reg == nil {
 		return nil, "", fmt.Errorf("%w: format %s needs a schema registry (--schema-registry-url)", ErrInvalidConfig, cfg.Format)

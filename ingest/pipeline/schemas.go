@@ -205,8 +205,11 @@ type reference struct {
 
 // formats are the formats Tarn reads (DESIGN.md "Type mapping").
 var formats = map[Format]format{
-	FormatAvro: {srType: sr.TypeAvro, compile: compileAvro},
-	FormatRaw:  {schemaless: rawWriter},
+	FormatAvro:       {srType: sr.TypeAvro, compile: compileAvro},
+	FormatProtobuf:   {srType: sr.TypeProtobuf, compile: compileProtobuf},
+	FormatJSONSchema: {srType: sr.TypeJSON, compile: compileJSONSchema},
+	FormatJSON:       {schemaless: jsonWriter},
+	FormatRaw:        {schemaless: rawWriter},
 }
 
 // compileSchema checks that sch is of f's registry type, fetches its
