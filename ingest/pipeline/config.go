@@ -68,9 +68,17 @@ type Config struct {
 	// compressed Parquet files come out smaller. Default
 	// DefaultTargetFileSizeBytes.
 	TargetFileSizeBytes int64 `yaml:"target-file-size-bytes"`
-	// ErrorMode is what a bad record does: ErrorModeSuspend (default) or
-	// ErrorModeSkip.
+	// ErrorMode is what a bad record does: ErrorModeSuspend (default),
+	// ErrorModeSkip or ErrorModeDLQ.
 	ErrorMode ErrorMode `yaml:"error-mode"`
+	// BadSchemaIDs are schema ids the user moved past: in error mode skip
+	// or dlq, a record of one of them whose writer schema cannot be
+	// evolved into the table is a bad record (counted, or written to the
+	// dlq) instead of suspending the topic. A resume of a topic suspended
+	// for its schema (SuspendedError.SchemaID, a schema-level Kind) in
+	// error mode skip or dlq adds the id. Ignored in suspend mode. -1
+	// stands for a schemaless format's declared schema.
+	BadSchemaIDs []int `yaml:"bad-schema-ids"`
 	// PartitionSpec lists the table's partition fields as Iceberg
 	// transforms over column name paths: "day(_kafka.timestamp)",
 	// "identity(origin)" or just "origin", "year(c)", "month(c)",
@@ -132,7 +140,7 @@ func (c Config) Validate() error {
 	case ErrorModeDLQ:
 		return fmt.Errorf("%w: error mode %q is not supported yet (suspend or skip)", ErrInvalidConfig, c.ErrorMode)
 	default:
-		return fmt.Errorf("%w: unknown error mode %q (suspend or skip)", ErrInvalidConfig, c.ErrorMode)
+		return fmt.Errorf("%w: unknown error mode %q (suspend, skip or dlq)", ErrInvalidConfig, c.ErrorMode)
 	}
 	switch c.Format {
 	case FormatAuto, FormatAvro, FormatProtobuf, FormatJSONSchema, FormatRaw:

@@ -43,7 +43,7 @@
 // (after a re-seek) is ignored. After a flush that re-seeked, the rest of
 // the poll is dropped: it was fetched from the old positions.
 //
-// # Bad records and schemas
+// # Bad records
 //
 // A record that cannot become a row (no value, bad magic byte or short
 // header, unknown schema id, malformed payload, a value that does not fit
@@ -52,17 +52,45 @@
 // from it on, and Run returns *SuspendedError naming the partition, the
 // offset and the reason.
 //
-// A schema id seen for the first time is accepted when its writer schema
-// maps onto the table's current schema as it stands: the same columns,
-// fewer optional ones, or promotions Iceberg allows (int → long, float →
-// double, decimal widening, required into optional). Such an id reuses
-// the table schema, and no table change is made. Any other writer schema
-// (a new field, a type change, a non-Avro schema) suspends the topic
-// whatever the error mode, with the offending field and change in the
-// reason. Schema evolution (committing the allowed changes of DESIGN.md
-// "Schema evolution" as an Iceberg schema update before the data that
-// needs them) is the next step for this package; the decoder and the
-// status already report the field it would need.
+// # Schema evolution
+//
+// A schema id seen for the first time is accepted as it is when its
+// writer schema fits the table's current schema (codec.Fits: the same
+// columns, fewer optional ones, or values a column holds through a
+// promotion, such as an int into a long column). Otherwise the pipeline
+// commits what it buffered, then evolves the table (evolve.go, DESIGN.md
+// "Schema evolution"): the union of the table's schema and the writer by
+// name path (iceberg-go's UpdateSchema.UnionByNameWith), so existing
+// columns keep their field ids and old data files read null in new
+// columns, restricted to:
+//
+//   - new writer fields, at any depth, become optional columns (even when
+//     the writer requires them);
+//   - a required column the writer lacks becomes optional (never deleted);
+//   - int → long, float → double, decimal precision widening at equal
+//     scale;
+//   - required → optional.
+//
+// The new schema is its own catalog commit (add-schema,
+// set-current-schema, asserting the current schema id and the last
+// assigned field id) through Deps.Tables, with no snapshot, so the
+// offsets do not move; a concurrent schema change is reloaded and the
+// union retried (up to 4 attempts). The record is then decoded into the
+// new schema. _kafka is never touched.
+//
+// Any other change (a narrowing the column cannot hold, string → int, a
+// struct becoming a primitive, a decimal scale change, a map key change)
+// suspends the topic whatever the error mode, with the field path and
+// the change in the reason. The records of such a schema stay in the
+// topic, so a plain resume suspends again. Two ways on: register a
+// compatible schema and produce with it (the records already written
+// with the bad one still need the next way), or switch the error mode to
+// skip or dlq and resume with the schema id in Config.BadSchemaIDs
+// (SuspendedError.SchemaID): the records of that id whose schema cannot
+// be evolved are then bad records like the others, counted or written to
+// the dlq, and nothing after them is lost. A writer schema that is not
+// of the topic's format or cannot be mapped (KindUnsupportedSchema) is
+// handled the same way.
 //
 // # Shutdown
 //
@@ -91,6 +119,8 @@
 //     consumes (ingest/source's Source and *sr.Client satisfy them).
 //   - schemas.go: schema id → decoder resolution and cache, references,
 //     registry retries.
+//   - evolve.go: schema evolution: the allowed changes, committed as a
+//     schema update.
 //   - buffer.go: the batch being built: Arrow builders, _kafka appending,
 //     ranges, size estimate.
 //   - pipeline.go: [Pipeline], [New], [Pipeline.Run]: the poll, decode,

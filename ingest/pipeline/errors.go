@@ -3,6 +3,8 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+
+	"github.com/apache/iceberg-go"
 )
 
 // Sentinels. Errors of this package wrap one of them (or a sink, catalog
@@ -30,9 +32,11 @@ var (
 // counts them; SuspendedError carries one.
 type ErrorKind string
 
-// Record-level kinds follow the topic's error mode; schema-level kinds
-// always suspend (DESIGN.md "Schema evolution": anything not allowed
-// suspends the topic with a clear reason).
+// Record-level kinds follow the topic's error mode. Schema-level kinds
+// suspend the topic whatever the error mode (DESIGN.md "Schema evolution":
+// anything not allowed suspends the topic with a clear reason), unless
+// the user resumed it past that schema: in error mode skip or dlq, records
+// of a schema id in Config.BadSchemaIDs are bad records like the others.
 const (
 	// KindBadHeader: the value does not start with the Confluent wire
 	// format's magic byte 0 and a 4-byte schema id (or is shorter than 5
@@ -54,8 +58,9 @@ const (
 	// or uses a construct Tarn cannot store. Schema-level.
 	KindUnsupportedSchema ErrorKind = "unsupported_schema"
 	// KindIncompatibleSchema: the writer schema cannot be written into the
-	// table's current schema (a new field, a type change). Schema-level:
-	// the table's schema must evolve first.
+	// table's current schema, and the table cannot evolve to take it (a
+	// change DESIGN.md "Schema evolution" does not allow, such as long →
+	// int or string → int). Schema-level.
 	KindIncompatibleSchema ErrorKind = "incompatible_schema"
 )
 
@@ -74,6 +79,9 @@ type RecordError struct {
 	// could not be read.
 	SchemaID int
 	Err      error
+	// writer is the record's writer schema mapped to Iceberg, for a
+	// KindIncompatibleSchema the table may evolve to take.
+	writer *iceberg.Schema
 }
 
 func (e *RecordError) Error() string {
@@ -86,8 +94,9 @@ func (e *RecordError) Error() string {
 func (e *RecordError) Unwrap() error { return e.Err }
 
 // SuspendedError is returned by Run when the topic stops at a record: a
-// bad record in ErrorModeSuspend, or any record whose writer schema does
-// not fit the table (whatever the error mode). Everything before the
+// bad record in ErrorModeSuspend, or a record whose writer schema cannot
+// be evolved into the table (whatever the error mode, unless
+// Config.BadSchemaIDs passes it). Everything before the
 // record was committed, nothing from it on: the table's next offset for
 // Partition is Offset, so a resumed pipeline starts with this record.
 // It matches ErrSuspended, and the cause (avro.ErrIncompatible,
@@ -96,6 +105,11 @@ type SuspendedError struct {
 	Partition int32
 	Offset    int64
 	Kind      ErrorKind
+	// SchemaID is the record's schema id (-1 when it has none: a bad
+	// header, a schemaless format). For a schema-level Kind, a resume in
+	// error mode skip or dlq passes the records of this id when
+	// Config.BadSchemaIDs holds it.
+	SchemaID int
 	// Reason is the status line: what is wrong and with which field, and
 	// what resumes the topic.
 	Reason string

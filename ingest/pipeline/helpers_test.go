@@ -156,6 +156,14 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, flightsSchema, nil)
+}
+
+// newEnvWith is newEnv with another value schema registered first and the
+// table created from it, with cfg changed by modify (if not nil) before
+// EnsureTable.
+func newEnvWith(t *testing.T, schema string, modify func(*pipeline.Config)) *env {
+	t.Helper()
 	ctx := context.Background()
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(testPartitions, testTopic))
 	require.NoError(t, err)
@@ -175,8 +183,12 @@ func newEnv(t *testing.T) *env {
 
 	e := &env{t: t, ctx: ctx, kafka: kc, reg: reg, rc: rc, cat: cat, wh: wh, tio: cat.TableIO(wh),
 		ident: catalog.Ident{Namespace: catalog.Namespace{"air"}, Name: "flights"}, prod: prod}
-	e.schemaID, e.writer = e.register(flightsSchema)
-	created, err := pipeline.EnsureTable(ctx, cat, wh, e.config(), userColumns(t, e.writer))
+	e.schemaID, e.writer = e.register(schema)
+	cfg := e.config()
+	if modify != nil {
+		modify(&cfg)
+	}
+	created, err := pipeline.EnsureTable(ctx, cat, wh, cfg, userColumns(t, e.writer))
 	require.NoError(t, err)
 	require.True(t, created)
 	return e
@@ -535,8 +547,11 @@ func (s *source) Close() { s.cl.Close() }
 type hookCatalog struct {
 	table.CatalogIO
 	before func()
-	mu     sync.Mutex
-	errs   []error
+	// onCommit, if set, runs first in every CommitTable (rebases
+	// included) with the commit's updates.
+	onCommit func(updates []table.Update)
+	mu       sync.Mutex
+	errs     []error
 }
 
 func (c *hookCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
@@ -549,6 +564,9 @@ func (c *hookCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*t
 }
 
 func (c *hookCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	if c.onCommit != nil {
+		c.onCommit(updates)
+	}
 	c.mu.Lock()
 	rebase := len(c.errs) > 0 && c.errs[len(c.errs)-1] != nil
 	c.mu.Unlock()

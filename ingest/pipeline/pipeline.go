@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,8 +131,9 @@ func (p *Pipeline) Config() Config { return p.cfg }
 //     30 s; if that commit fails, the records are simply read again on
 //     the next start).
 //   - *SuspendedError: a bad record in suspend mode, or a record whose
-//     schema does not fit the table (any mode). Everything before it was
-//     committed, nothing after it.
+//     schema cannot be evolved into the table (any mode, unless
+//     Config.BadSchemaIDs passes it). Everything before it was committed,
+//     nothing after it.
 //   - ErrRunning if another Run of p is going.
 //   - any other error (catalog, registry, source, invalid table offsets,
 //     ErrTableShape): the pipeline failed; what was buffered before the
@@ -319,9 +321,16 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 		if err != nil {
 			return err
 		}
+		if rerr != nil && rerr.Kind == KindIncompatibleSchema && rerr.writer != nil {
+			var reseeked bool
+			reseeked, rerr, err = p.evolveFor(ctx, rec, rerr)
+			if err != nil || reseeked {
+				return err
+			}
+		}
 		if rerr != nil {
 			p.update(func(st *Status) { st.Errors[rerr.Kind]++ })
-			if rerr.Kind.schemaLevel() || p.cfg.ErrorMode == ErrorModeSuspend {
+			if p.cfg.ErrorMode == ErrorModeSuspend || (rerr.Kind.schemaLevel() && !slices.Contains(p.cfg.BadSchemaIDs, rerr.SchemaID)) {
 				return p.suspend(ctx, rerr)
 			}
 			p.log.Warn("bad record skipped", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
@@ -354,7 +363,9 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		return nil, fmt.Errorf("resolve the schema of %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
 	}
 	if r.dec == nil {
-		return bad(r.kind, r.id, r.err)
+		rerr, _ := bad(r.kind, r.id, r.err)
+		rerr.writer = r.writer
+		return rerr, nil
 	}
 	if err := r.dec.Append(p.buf.b, payload); err != nil {
 		switch {
@@ -370,16 +381,50 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	return nil, nil
 }
 
+// evolveFor handles a record whose writer schema does not fit the table
+// (rerr, KindIncompatibleSchema with its writer): it commits the buffer,
+// evolves the table's schema (evolve) and decodes the record again into
+// the new schema. It returns the record's error when the schema cannot be
+// evolved or the record is bad in itself, and reseeked when the flush
+// dropped the batch and re-seeked (the caller drops the rest of the poll:
+// the record is read again). err is for failures that end Run.
+func (p *Pipeline) evolveFor(ctx context.Context, rec *kgo.Record, rerr *RecordError) (reseeked bool, _ *RecordError, err error) {
+	if reseeked, err := p.flush(ctx); err != nil || reseeked {
+		return reseeked, nil, err
+	}
+	_, err = p.evolve(ctx, rerr.writer)
+	if errors.Is(err, codec.ErrIncompatible) {
+		rerr.Err = fmt.Errorf("%s cannot be evolved into the table's schema: %w", describe(rerr.SchemaID), err)
+		rerr.writer = nil
+		return false, rerr, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	// The sink writes against the table it last loaded: reload it, and
+	// decode into its schema (the evolved one, or a newer one).
+	if _, err := p.sink.Head(ctx); err != nil {
+		return false, nil, err
+	}
+	if err := p.useSchema(p.sink.Table().Schema()); err != nil {
+		return false, nil, err
+	}
+	p.update(func(st *Status) { st.SchemaUpdates++ })
+	rerr, err = p.decode(ctx, rec)
+	return false, rerr, err
+}
+
 // suspend commits what was buffered before rerr's record and returns the
 // *SuspendedError for it.
 func (p *Pipeline) suspend(ctx context.Context, rerr *RecordError) error {
 	var reason string
 	if rerr.Kind.schemaLevel() {
-		reason = fmt.Sprintf("%s: %v", rerr.Kind, rerr.Err)
+		reason = fmt.Sprintf("%s: %v; register a compatible schema, then resume; or switch error-mode to skip or dlq and resume to move past the records of %s",
+			rerr.Kind, rerr.Err, describe(rerr.SchemaID))
 	} else {
-		reason = fmt.Sprintf("bad record (%s): %v; error mode is suspend: fix or remove the record's cause, or switch the error mode to skip, then resume", rerr.Kind, rerr.Err)
+		reason = fmt.Sprintf("bad record (%s): %v; error mode is suspend: fix or remove the record's cause, or switch the error mode to skip or dlq, then resume", rerr.Kind, rerr.Err)
 	}
-	se := &SuspendedError{Partition: rerr.Partition, Offset: rerr.Offset, Kind: rerr.Kind, Reason: reason, Err: rerr}
+	se := &SuspendedError{Partition: rerr.Partition, Offset: rerr.Offset, Kind: rerr.Kind, SchemaID: rerr.SchemaID, Reason: reason, Err: rerr}
 	if _, err := p.flush(ctx); err != nil {
 		return errors.Join(se, err)
 	}

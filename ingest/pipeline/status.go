@@ -43,6 +43,9 @@ type Status struct {
 	// Errors counts records that could not be materialized, by kind: those
 	// skipped, and the one a suspension stopped at.
 	Errors map[ErrorKind]int64
+	// SchemaUpdates counts the table schema changes this pipeline
+	// committed (schema evolution).
+	SchemaUpdates int64
 	// StaleBatches counts batches dropped because another writer had
 	// committed their offsets (sink.StaleBatchError) or because their
 	// commit's outcome was unknown; the pipeline re-read from the table.
