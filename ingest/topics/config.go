@@ -1,0 +1,219 @@
+package topics
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ingest/pipeline"
+)
+
+// Start says where a new topic's partitions begin (issue 3, management
+// API "start").
+const (
+	// StartEarliest: every record still in the topic (each partition's log
+	// start offset at enable). The default.
+	StartEarliest = "earliest"
+	// StartLatest: only records produced after the enable (each
+	// partition's end offset at enable).
+	StartLatest = "latest"
+)
+
+// Defaults of TopicConfig, as the management API documents them.
+const (
+	// DefaultTargetLagMs is pipeline.DefaultTargetLag in milliseconds.
+	DefaultTargetLagMs = int64(pipeline.DefaultTargetLag / time.Millisecond)
+	// MinTargetLagMs is pipeline.MinTargetLag in milliseconds.
+	MinTargetLagMs = int64(pipeline.MinTargetLag / time.Millisecond)
+)
+
+// TopicConfig is a topic as enabled through the management API (POST
+// /management/v1/topics) and as stored: JSON in kebab-case. Zero values
+// mean the defaults; a stored config has them applied and its format
+// resolved (never auto).
+type TopicConfig struct {
+	// Topic is the Kafka topic. Required.
+	Topic string `json:"topic"`
+	// Table is the Iceberg table, namespace levels and name joined by
+	// dots ("sales.orders"). Required; it must not exist yet (the enable
+	// creates it and its namespace).
+	Table string `json:"table"`
+	// Format: auto (default: the type of the latest schema of the registry
+	// subject <topic>-value), avro, protobuf, json-schema, json or raw.
+	Format string `json:"format,omitempty"`
+	// ErrorMode: suspend (default), skip or dlq (DESIGN.md "Bad records").
+	ErrorMode string `json:"error-mode,omitempty"`
+	// PartitionSpec lists partition fields as Iceberg transforms over
+	// column paths; absent (null) means ["day(_kafka.timestamp)"], [] means
+	// unpartitioned.
+	PartitionSpec []string `json:"partition-spec"`
+	// TargetLagMs is the freshness target in ms; default 10000, at least
+	// 1000.
+	TargetLagMs int64 `json:"target-lag-ms,omitempty"`
+	// TargetFileSizeBytes flushes early at this buffered size; default
+	// 134217728 (128 MiB).
+	TargetFileSizeBytes int64 `json:"target-file-size-bytes,omitempty"`
+	// Start: earliest (default) or latest, resolved to offsets once, at
+	// enable.
+	Start string `json:"start,omitempty"`
+	// Schema is the table's user columns as Iceberg schema JSON, for format
+	// json only (field ids are reassigned).
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// Patch changes a topic (PATCH /management/v1/topics/{topic}); nil fields
+// stay as they are.
+type Patch struct {
+	TargetLagMs         *int64    `json:"target-lag-ms,omitempty"`
+	TargetFileSizeBytes *int64    `json:"target-file-size-bytes,omitempty"`
+	ErrorMode           *string   `json:"error-mode,omitempty"`
+	PartitionSpec       *[]string `json:"partition-spec,omitempty"`
+}
+
+// PatchFields are the JSON names a Patch may carry.
+var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec"}
+
+// ParseTable splits "ns.sub.name" into a catalog identifier. Errors wrap
+// ErrInvalid.
+func ParseTable(s string) (catalog.Ident, error) {
+	i := strings.LastIndexByte(s, '.')
+	if i <= 0 || i == len(s)-1 {
+		return catalog.Ident{}, errorf(ErrInvalid, "table %q: want namespace.name, e.g. sales.orders", s)
+	}
+	id := catalog.Ident{Namespace: catalog.Namespace(strings.Split(s[:i], ".")), Name: s[i+1:]}
+	if err := id.Validate(); err != nil {
+		return catalog.Ident{}, errorf(ErrInvalid, "table %q: %v", s, err)
+	}
+	return id, nil
+}
+
+// withDefaults returns c with every zero-valued optional field set.
+func (c TopicConfig) withDefaults() TopicConfig {
+	if c.Format == "" {
+		c.Format = string(pipeline.FormatAuto)
+	}
+	if c.ErrorMode == "" {
+		c.ErrorMode = string(pipeline.ErrorModeSuspend)
+	}
+	if c.PartitionSpec == nil {
+		c.PartitionSpec = []string{pipeline.DefaultPartitionSpec}
+	}
+	if c.TargetLagMs == 0 {
+		c.TargetLagMs = DefaultTargetLagMs
+	}
+	if c.TargetFileSizeBytes == 0 {
+		c.TargetFileSizeBytes = pipeline.DefaultTargetFileSizeBytes
+	}
+	if c.Start == "" {
+		c.Start = StartEarliest
+	}
+	return c
+}
+
+// resolve validates c (defaults applied) and returns it with the schema's
+// field ids reassigned, and the pipeline config it stands for (Cluster
+// left empty). Errors wrap ErrInvalid, with a message naming the field.
+func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
+	c = c.withDefaults()
+	if strings.TrimSpace(c.Topic) == "" {
+		return c, pipeline.Config{}, errorf(ErrInvalid, "topic is required")
+	}
+	if c.Table == "" {
+		return c, pipeline.Config{}, errorf(ErrInvalid, "table is required (namespace.name, e.g. sales.orders)")
+	}
+	id, err := ParseTable(c.Table)
+	if err != nil {
+		return c, pipeline.Config{}, err
+	}
+	switch c.Start {
+	case StartEarliest, StartLatest:
+	default:
+		return c, pipeline.Config{}, errorf(ErrInvalid, "start %q: want earliest or latest", c.Start)
+	}
+	if c.TargetLagMs < MinTargetLagMs {
+		return c, pipeline.Config{}, errorf(ErrInvalid, "target-lag-ms %d is below the minimum %d", c.TargetLagMs, MinTargetLagMs)
+	}
+	if c.TargetFileSizeBytes < 0 {
+		return c, pipeline.Config{}, errorf(ErrInvalid, "target-file-size-bytes %d is negative", c.TargetFileSizeBytes)
+	}
+	pc := pipeline.Config{
+		Topic:               c.Topic,
+		Table:               id,
+		TargetLag:           time.Duration(c.TargetLagMs) * time.Millisecond,
+		TargetFileSizeBytes: c.TargetFileSizeBytes,
+		ErrorMode:           pipeline.ErrorMode(c.ErrorMode),
+		PartitionSpec:       slices.Clone(c.PartitionSpec),
+		Format:              pipeline.Format(c.Format),
+	}
+	if len(c.Schema) > 0 && string(c.Schema) != "null" {
+		if pc.Format != pipeline.FormatJSON {
+			return c, pipeline.Config{}, errorf(ErrInvalid, "schema is declared only for format json; format %s takes it from the registry or has none", c.Format)
+		}
+		var sc iceberg.Schema
+		if err := json.Unmarshal(c.Schema, &sc); err != nil {
+			return c, pipeline.Config{}, errorf(ErrInvalid, "schema: not an Iceberg schema: %v", err)
+		}
+		fresh, err := iceberg.AssignFreshSchemaIDs(&sc, nil)
+		if err != nil {
+			return c, pipeline.Config{}, errorf(ErrInvalid, "schema: %v", err)
+		}
+		if c.Schema, err = json.Marshal(fresh); err != nil {
+			return c, pipeline.Config{}, err
+		}
+		pc.Schema = fresh
+	}
+	// Validate wants a cluster id, which only Kafka knows; a placeholder
+	// checks everything else before Kafka is asked.
+	check := pc
+	check.Cluster = "-"
+	if err := check.Validate(); err != nil {
+		return c, pipeline.Config{}, errorf(ErrInvalid, "%v", err)
+	}
+	return c, pc, nil
+}
+
+// apply returns c with p's fields set.
+func (p Patch) apply(c TopicConfig) TopicConfig {
+	if p.TargetLagMs != nil {
+		c.TargetLagMs = *p.TargetLagMs
+	}
+	if p.TargetFileSizeBytes != nil {
+		c.TargetFileSizeBytes = *p.TargetFileSizeBytes
+	}
+	if p.ErrorMode != nil {
+		c.ErrorMode = *p.ErrorMode
+	}
+	if p.PartitionSpec != nil {
+		c.PartitionSpec = slices.Clone(*p.PartitionSpec)
+		if c.PartitionSpec == nil {
+			c.PartitionSpec = []string{}
+		}
+	}
+	return c
+}
+
+// validate refuses values a patch may not set (zero means "unchanged" in
+// neither: a patch sets what it names).
+func (p Patch) validate() error {
+	switch {
+	case p.TargetLagMs != nil && *p.TargetLagMs < MinTargetLagMs:
+		return errorf(ErrInvalid, "target-lag-ms %d is below the minimum %d", *p.TargetLagMs, MinTargetLagMs)
+	case p.TargetFileSizeBytes != nil && *p.TargetFileSizeBytes <= 0:
+		return errorf(ErrInvalid, "target-file-size-bytes must be positive, got %d", *p.TargetFileSizeBytes)
+	case p.ErrorMode != nil && *p.ErrorMode == "":
+		return errorf(ErrInvalid, "error-mode must not be empty (suspend, skip or dlq)")
+	case p.TargetLagMs == nil && p.TargetFileSizeBytes == nil && p.ErrorMode == nil && p.PartitionSpec == nil:
+		return errorf(ErrInvalid, "nothing to change: give one of %s", strings.Join(PatchFields, ", "))
+	}
+	return nil
+}
+
+// fmtTable joins an identifier as ParseTable reads it.
+func fmtTable(id catalog.Ident) string {
+	return fmt.Sprintf("%s.%s", strings.Join(id.Namespace, "."), id.Name)
+}

@@ -1,0 +1,587 @@
+package topics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/pipeline"
+)
+
+// kafkaTimeout bounds each Kafka or registry request a management call
+// makes (metadata, offsets, the latest schema), so that an unreachable
+// broker answers the API with an error instead of hanging it.
+const kafkaTimeout = 15 * time.Second
+
+// Deps are a Manager's connections.
+type Deps struct {
+	// Catalog and Warehouse hold the topics' tables. Required.
+	Catalog   *catalog.Catalog
+	Warehouse *catalog.Warehouse
+	// Store keeps the topic records (the catalog's bolt store). Required.
+	Store Store
+	// Brokers are the Kafka seed brokers; none means ingest is not
+	// configured: the manager still loads and owns stored topics' tables,
+	// but runs nothing and Enable returns ErrNotConfigured.
+	Brokers []string
+	// Kafka are extra kgo options (SASL, TLS) for every client.
+	Kafka []kgo.Opt
+	// Registry is the schema registry client; nil without a registry (only
+	// json and raw topics can be enabled then).
+	Registry *sr.Client
+	// Logger: slog.Default() if nil.
+	Logger *slog.Logger
+	// Metrics registers the per-topic metrics (metrics.go); none if nil.
+	Metrics prometheus.Registerer
+}
+
+// Manager is the set of enabled topics and their pipelines. It owns their
+// tables in the catalog (catalog.Owners, installed by New). See the
+// package doc for the locks.
+type Manager struct {
+	deps Deps
+	log  *slog.Logger
+	reg  pipeline.Registry // nil interface when deps.Registry is nil
+	kcl  *kgo.Client       // nil when Brokers is empty
+	adm  *kadm.Client
+	coll *collector
+
+	// ctx is the parent of every supervisor; cancelled by Close.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// op serializes the management operations (Enable, Update, Resume,
+	// Disable, TableDropped, Start, Close), which take time (Kafka, the
+	// registry, the catalog) and must not interleave on one topic. Lock
+	// order: op, then mu.
+	op sync.Mutex
+	// mu guards topics, byTable, closed and every topic's runtime fields;
+	// it is held only briefly and never while calling Kafka, the registry
+	// or the catalog, so the catalog's Owner checks never wait for an
+	// enable.
+	mu      sync.RWMutex
+	topics  map[string]*topic
+	byTable map[string]*topic
+	started bool
+	closed  bool
+}
+
+// New returns a manager over deps and installs it as the catalog's owner
+// hook (catalog.Catalog.SetOwners). Call Start to load the stored topics
+// and Close to stop them. Errors: a missing dependency, a Kafka client
+// that cannot be built, metrics already registered.
+func New(deps Deps) (*Manager, error) {
+	if deps.Catalog == nil || deps.Warehouse == nil || deps.Store == nil {
+		return nil, errors.New("topics: Catalog, Warehouse and Store are required")
+	}
+	m := &Manager{deps: deps, log: deps.Logger, topics: map[string]*topic{}, byTable: map[string]*topic{}}
+	if m.log == nil {
+		m.log = slog.Default()
+	}
+	if deps.Registry != nil {
+		m.reg = deps.Registry
+	}
+	if len(deps.Brokers) > 0 {
+		cl, err := kgo.NewClient(m.kafkaOpts()...)
+		if err != nil {
+			return nil, fmt.Errorf("topics: kafka client: %w", err)
+		}
+		m.kcl, m.adm = cl, kadm.NewClient(cl)
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	if deps.Metrics != nil {
+		m.coll = &collector{m: m}
+		if err := deps.Metrics.Register(m.coll); err != nil {
+			m.close()
+			return nil, fmt.Errorf("topics: register metrics: %w", err)
+		}
+	}
+	deps.Catalog.SetOwners(m)
+	return m, nil
+}
+
+func (m *Manager) kafkaOpts() []kgo.Opt {
+	return append([]kgo.Opt{kgo.SeedBrokers(m.deps.Brokers...), kgo.ClientID("tarn")}, m.deps.Kafka...)
+}
+
+// Configured reports whether the manager has a Kafka connection.
+func (m *Manager) Configured() bool { return m.kcl != nil }
+
+// Start loads the stored topics and starts a pipeline for every enabled
+// one (when Kafka is configured), plus the lag refresher. Errors: the
+// store's.
+func (m *Manager) Start(ctx context.Context) error {
+	m.op.Lock()
+	defer m.op.Unlock()
+	recs, err := m.loadRecords(ctx)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if m.closed || m.started {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	m.started = true
+	for _, r := range recs {
+		id, err := ParseTable(r.Config.Table)
+		if err != nil {
+			m.log.Error("stored topic has an invalid table; ignored", "topic", r.Config.Topic, "err", err)
+			continue
+		}
+		t := &topic{rec: r, ident: id}
+		m.topics[r.Config.Topic] = t
+		m.byTable[identKey(id)] = t
+	}
+	m.mu.Unlock()
+	for _, name := range slices.Sorted(maps.Keys(m.topics)) {
+		t := m.topics[name]
+		if !t.rec.Disabled && m.kcl != nil {
+			m.startLocked(t)
+		}
+	}
+	if m.kcl != nil {
+		m.wg.Go(m.refreshLagLoop)
+	}
+	m.log.Info("topics loaded", "topics", len(recs))
+	return nil
+}
+
+// Close stops every pipeline, each committing what it buffered, and waits
+// for them (or for ctx). Ownership stays installed: the records still
+// name their tables.
+func (m *Manager) Close(ctx context.Context) error {
+	m.op.Lock()
+	defer m.op.Unlock()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("topics: pipelines still stopping: %w", ctx.Err())
+	}
+	m.close()
+	return err
+}
+
+func (m *Manager) close() {
+	m.cancel()
+	if m.coll != nil {
+		m.deps.Metrics.Unregister(m.coll)
+	}
+	if m.kcl != nil {
+		m.kcl.Close()
+	}
+}
+
+// Enable validates cfg, checks the Kafka topic, resolves its format and
+// columns and its start offsets, creates the table (and namespace), stores
+// the record and starts the pipeline. A disabled topic enabled again with
+// the same table resumes into it (its stored start offsets and partition
+// spec kept).
+//
+// Errors: ErrInvalid (bad input, a schema that cannot be mapped, a
+// partition field that does not apply); ErrNoSuchKafkaTopic;
+// ErrAlreadyEnabled; ErrTableTaken; ErrUpstream (Kafka or the registry
+// failed); ErrNotConfigured; the catalog's.
+func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
+	cfg, pcfg, err := in.resolve()
+	if err != nil {
+		return Status{}, err
+	}
+	m.op.Lock()
+	defer m.op.Unlock()
+	if err := m.usable(); err != nil {
+		return Status{}, err
+	}
+	m.mu.RLock()
+	existing := m.topics[cfg.Topic]
+	other := m.byTable[identKey(pcfg.Table)]
+	m.mu.RUnlock()
+	reenable := false
+	switch {
+	case existing != nil && !existing.rec.Disabled:
+		return Status{}, errorf(ErrAlreadyEnabled, "topic %s is already enabled (table %s)", cfg.Topic, existing.rec.Config.Table)
+	case existing != nil && !existing.ident.Equal(pcfg.Table):
+		return Status{}, errorf(ErrAlreadyEnabled, "topic %s is disabled with table %s; enable it with that table, or release it first (DELETE /management/v1/topics/%s?release=true)",
+			cfg.Topic, existing.rec.Config.Table, cfg.Topic)
+	case existing != nil:
+		reenable = true
+	case other != nil:
+		return Status{}, errorf(ErrTableTaken, "table %s is materialized from topic %s", cfg.Table, other.rec.Config.Topic)
+	}
+	if m.kcl == nil {
+		return Status{}, ErrNotConfigured
+	}
+
+	kctx, cancel := context.WithTimeout(ctx, kafkaTimeout)
+	defer cancel()
+	cluster, err := m.describe(kctx, cfg.Topic)
+	if err != nil {
+		return Status{}, err
+	}
+	if !reenable {
+		exists, err := m.deps.Catalog.TableExists(ctx, pcfg.Table)
+		if err != nil {
+			return Status{}, err
+		}
+		if exists {
+			return Status{}, errorf(ErrTableTaken, "table %s already exists and is not materialized by Tarn; choose another table", cfg.Table)
+		}
+	}
+	pcfg.Cluster = cluster
+	user, format, err := writerSchema(kctx, m.reg, pcfg)
+	if err != nil {
+		return Status{}, err
+	}
+	pcfg.Format, cfg.Format = format, string(format)
+
+	rec := record{Config: cfg, Cluster: cluster, EnabledAt: time.Now().UTC()}
+	if reenable {
+		rec.StartOffsets = existing.rec.StartOffsets
+		rec.Config.PartitionSpec = existing.rec.Config.PartitionSpec
+		rec.Config.Start = existing.rec.Config.Start
+	} else if rec.StartOffsets, err = m.startOffsets(kctx, cfg.Topic, cfg.Start); err != nil {
+		return Status{}, err
+	}
+
+	// Own the table before it exists, so that no external write slips in
+	// between its creation and the record.
+	t := &topic{rec: rec, ident: pcfg.Table}
+	if reenable {
+		t = existing
+	} else {
+		m.mu.Lock()
+		m.topics[cfg.Topic] = t
+		m.byTable[identKey(t.ident)] = t
+		m.mu.Unlock()
+	}
+	created, err := pipeline.EnsureTable(ctx, m.deps.Catalog, m.deps.Warehouse, pcfg, user)
+	if err == nil {
+		err = m.putRecord(ctx, rec)
+	}
+	if err != nil {
+		if !reenable {
+			m.forget(t)
+			if created {
+				if derr := m.deps.Catalog.DropTable(context.WithoutCancel(ctx), m.deps.Warehouse, t.ident, true); derr != nil {
+					m.log.Error("drop the table of a failed enable", "table", cfg.Table, "err", derr)
+				}
+			}
+		}
+		return Status{}, enableError(err)
+	}
+	m.mu.Lock()
+	t.rec = rec
+	t.startErr = ""
+	m.mu.Unlock()
+	m.startLocked(t)
+	m.log.Info("topic enabled", "topic", cfg.Topic, "table", cfg.Table, "format", cfg.Format, "start", cfg.Start,
+		"start_offsets", rec.StartOffsets, "table_created", created)
+	return m.status(ctx, t), nil
+}
+
+// writerSchema is pipeline.WriterSchema with its errors classified. A
+// format the pipeline does not read yet may panic inside it (a missing
+// entry in its format table); that is turned into ErrInvalid rather than
+// taking the server down.
+func writerSchema(ctx context.Context, reg pipeline.Registry, pcfg pipeline.Config) (user *iceberg.Schema, format pipeline.Format, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errorf(ErrInvalid, "format %s is not supported by this build", pcfg.Format)
+		}
+	}()
+	sc, f, err := pipeline.WriterSchema(ctx, reg, pcfg)
+	switch {
+	case err == nil:
+		return sc, f, nil
+	case errors.Is(err, pipeline.ErrInvalidConfig), errors.Is(err, pipeline.ErrNoSchema), errors.Is(err, codec.ErrUnsupported):
+		return nil, "", errorf(ErrInvalid, "%v", err)
+	}
+	return nil, "", fmt.Errorf("%w: %w", ErrUpstream, err)
+}
+
+// enableError classifies an error of EnsureTable or the store.
+func enableError(err error) error {
+	if errors.Is(err, pipeline.ErrInvalidConfig) || errors.Is(err, pipeline.ErrTableShape) {
+		return errorf(ErrInvalid, "%v", err)
+	}
+	return err
+}
+
+// describe checks that topic exists and returns the cluster id.
+func (m *Manager) describe(ctx context.Context, topic string) (string, error) {
+	md, err := m.adm.Metadata(ctx, topic)
+	if err != nil {
+		return "", fmt.Errorf("%w: kafka metadata: %w", ErrUpstream, err)
+	}
+	td, ok := md.Topics[topic]
+	switch {
+	case !ok, errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+		return "", errorf(ErrNoSuchKafkaTopic, "Kafka topic %s does not exist", topic)
+	case td.Err != nil:
+		return "", fmt.Errorf("%w: kafka topic %s: %w", ErrUpstream, topic, td.Err)
+	case len(td.Partitions) == 0:
+		return "", errorf(ErrNoSuchKafkaTopic, "Kafka topic %s has no partitions", topic)
+	}
+	cluster := md.Cluster
+	if cluster == "" {
+		// Brokers older than Kafka 0.10.1 have no cluster id; the seed
+		// brokers then stand for the cluster.
+		cluster = strings.Join(m.deps.Brokers, ",")
+	}
+	return cluster, nil
+}
+
+// startOffsets resolves start (earliest or latest) to per-partition
+// offsets.
+func (m *Manager) startOffsets(ctx context.Context, topic, start string) (map[int32]int64, error) {
+	list := m.adm.ListStartOffsets
+	if start == StartLatest {
+		list = m.adm.ListEndOffsets
+	}
+	listed, err := list(ctx, topic)
+	if err == nil {
+		err = listed.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: list %s offsets of %s: %w", ErrUpstream, start, topic, err)
+	}
+	out := map[int32]int64{}
+	for p, lo := range listed[topic] {
+		out[p] = lo.Offset
+	}
+	return out, nil
+}
+
+// Get returns a topic's status, its lag refreshed from Kafka (within a few
+// seconds; on failure the last known lag). Errors: ErrNoSuchTopic.
+func (m *Manager) Get(ctx context.Context, topic string) (Status, error) {
+	m.mu.RLock()
+	t := m.topics[topic]
+	m.mu.RUnlock()
+	if t == nil {
+		return Status{}, errorf(ErrNoSuchTopic, "topic %s is not enabled in Tarn", topic)
+	}
+	return m.status(ctx, t), nil
+}
+
+// List returns every topic's status, by topic name.
+func (m *Manager) List(ctx context.Context) []Status {
+	m.mu.RLock()
+	ts := slices.Collect(maps.Values(m.topics))
+	m.mu.RUnlock()
+	slices.SortFunc(ts, func(a, b *topic) int { return strings.Compare(a.rec.Config.Topic, b.rec.Config.Topic) })
+	out := make([]Status, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, m.status(ctx, t))
+	}
+	return out
+}
+
+func (m *Manager) status(ctx context.Context, t *topic) Status {
+	m.refreshLag(ctx, t)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return t.statusLocked()
+}
+
+// Update changes a topic's target lag, file size, error mode or partition
+// spec, and restarts its pipeline with them (a suspended topic stays
+// suspended until Resume; a disabled one stays disabled). A new partition
+// spec is a spec evolution of the table (new data files use it; existing
+// ones keep theirs). Errors: ErrNoSuchTopic, ErrInvalid, the catalog's.
+func (m *Manager) Update(ctx context.Context, topic string, p Patch) (Status, error) {
+	if err := p.validate(); err != nil {
+		return Status{}, err
+	}
+	m.op.Lock()
+	defer m.op.Unlock()
+	if err := m.usable(); err != nil {
+		return Status{}, err
+	}
+	t, err := m.lookup(topic)
+	if err != nil {
+		return Status{}, err
+	}
+	cfg := p.apply(t.rec.Config)
+	cfg, _, err = cfg.resolve()
+	if err != nil {
+		return Status{}, err
+	}
+	if p.PartitionSpec != nil && !slices.Equal(cfg.PartitionSpec, t.rec.Config.PartitionSpec) {
+		if err := m.evolveSpec(ctx, t.ident, cfg.PartitionSpec); err != nil {
+			return Status{}, err
+		}
+	}
+	rec := t.rec
+	rec.Config = cfg
+	if err := m.putRecord(ctx, rec); err != nil {
+		return Status{}, err
+	}
+	running := m.stopLocked(t)
+	m.mu.Lock()
+	t.rec = rec
+	m.mu.Unlock()
+	if running && m.kcl != nil {
+		m.startLocked(t)
+	}
+	m.log.Info("topic updated", "topic", topic, "config", cfg)
+	return m.status(ctx, t), nil
+}
+
+// Resume restarts a suspended topic: its pipeline reads again from the
+// table's head, so the record it stopped at comes first; it proceeds if
+// the cause is gone (error mode skip, a fixed schema). Errors:
+// ErrNoSuchTopic, ErrNotSuspended, ErrNotConfigured.
+func (m *Manager) Resume(ctx context.Context, topic string) (Status, error) {
+	m.op.Lock()
+	defer m.op.Unlock()
+	if err := m.usable(); err != nil {
+		return Status{}, err
+	}
+	t, err := m.lookup(topic)
+	if err != nil {
+		return Status{}, err
+	}
+	m.mu.RLock()
+	st := t.statusLocked()
+	m.mu.RUnlock()
+	if st.State != StateSuspended {
+		return Status{}, errorf(ErrNotSuspended, "topic %s is %s, not suspended; only a suspended topic can be resumed", topic, st.State)
+	}
+	if m.kcl == nil {
+		return Status{}, ErrNotConfigured
+	}
+	m.stopLocked(t)
+	m.startLocked(t)
+	m.log.Info("topic resumed", "topic", topic)
+	return m.status(ctx, t), nil
+}
+
+// Disable stops a topic's pipeline (it commits what it buffered). Without
+// release the record stays, disabled, and the table stays Tarn's and
+// read-only; with release the record is deleted and the table becomes an
+// ordinary writable table. Errors: ErrNoSuchTopic, the store's.
+func (m *Manager) Disable(ctx context.Context, topic string, release bool) error {
+	m.op.Lock()
+	defer m.op.Unlock()
+	if err := m.usable(); err != nil {
+		return err
+	}
+	t, err := m.lookup(topic)
+	if err != nil {
+		return err
+	}
+	m.stopLocked(t)
+	if release {
+		if err := m.deps.Store.DeleteRecord(ctx, collection, topic); err != nil {
+			return fmt.Errorf("delete topic %s: %w", topic, err)
+		}
+		m.forget(t)
+		m.log.Info("topic released", "topic", topic, "table", t.rec.Config.Table)
+		return nil
+	}
+	rec := t.rec
+	rec.Disabled = true
+	if err := m.putRecord(ctx, rec); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	t.rec = rec
+	m.mu.Unlock()
+	m.log.Info("topic disabled", "topic", topic, "table", t.rec.Config.Table)
+	return nil
+}
+
+// Owner implements catalog.Owners.
+func (m *Manager) Owner(id catalog.Ident) (topic string, enabled bool, ok bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t := m.byTable[identKey(id)]
+	if t == nil {
+		return "", false, false
+	}
+	return t.rec.Config.Topic, !t.rec.Disabled, true
+}
+
+// TableDropped implements catalog.Owners: the table of a disabled topic
+// was dropped, so its record goes too.
+func (m *Manager) TableDropped(ctx context.Context, id catalog.Ident) error {
+	m.op.Lock()
+	defer m.op.Unlock()
+	m.mu.RLock()
+	t := m.byTable[identKey(id)]
+	m.mu.RUnlock()
+	if t == nil {
+		return nil
+	}
+	m.stopLocked(t)
+	if err := m.deps.Store.DeleteRecord(ctx, collection, t.rec.Config.Topic); err != nil {
+		return err
+	}
+	m.forget(t)
+	m.log.Info("topic forgotten: its table was dropped", "topic", t.rec.Config.Topic, "table", t.rec.Config.Table)
+	return nil
+}
+
+func (m *Manager) usable() error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (m *Manager) lookup(topic string) (*topic, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t := m.topics[topic]
+	if t == nil {
+		return nil, errorf(ErrNoSuchTopic, "topic %s is not enabled in Tarn", topic)
+	}
+	return t, nil
+}
+
+// forget removes t from the maps (its table is no longer owned).
+func (m *Manager) forget(t *topic) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.topics[t.rec.Config.Topic] == t {
+		delete(m.topics, t.rec.Config.Topic)
+	}
+	if m.byTable[identKey(t.ident)] == t {
+		delete(m.byTable, identKey(t.ident))
+	}
+}
+
+// identKey keys a table identifier unambiguously (levels may hold dots).
+func identKey(id catalog.Ident) string {
+	return strings.Join(id.Namespace, "\x1f") + "\x00" + id.Name
+}

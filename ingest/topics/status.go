@@ -1,0 +1,174 @@
+package topics
+
+import (
+	"maps"
+	"time"
+
+	"github.com/tarnhq/tarn/ingest/pipeline"
+	"github.com/tarnhq/tarn/ingest/source"
+)
+
+// State is where a topic is (issue 3, management API).
+type State string
+
+const (
+	// StatePending: enabled, its pipeline not reading yet.
+	StatePending = State(pipeline.StatePending)
+	// StateSyncing: reading and committing.
+	StateSyncing = State(pipeline.StateSyncing)
+	// StateSuspended: stopped at a record it cannot materialize; Reason
+	// says which and why; Resume continues.
+	StateSuspended = State(pipeline.StateSuspended)
+	// StateFailed: Kafka, the registry or the catalog failed; restarted
+	// with backoff (1 s doubling to 1 min).
+	StateFailed = State(pipeline.StateFailed)
+	// StateDisabled: ingest stopped by Disable; the table stays Tarn's.
+	StateDisabled State = "disabled"
+)
+
+// States lists every State, for metrics.
+var States = []State{StatePending, StateSyncing, StateSuspended, StateFailed, StateDisabled}
+
+// Status is a topic as GET /management/v1/topics/{topic} returns it.
+type Status struct {
+	Topic  string `json:"topic"`
+	Table  string `json:"table"`
+	State  State  `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	// LagRecords is, summed over partitions, the last stable offset minus
+	// the table's next offset.
+	LagRecords int64 `json:"lag-records"`
+	// LagSeconds is the age of the oldest record not in the table yet; 0
+	// when caught up (or when that record was not fetched yet).
+	LagSeconds float64 `json:"lag-seconds"`
+	// LastCommit is the time of the last commit since Tarn started.
+	LastCommit *time.Time `json:"last-commit,omitempty"`
+	// Rows, Bytes and Files are of the data files committed, Commits of
+	// the snapshots, since Tarn started.
+	Rows    int64 `json:"rows"`
+	Bytes   int64 `json:"bytes"`
+	Files   int64 `json:"files"`
+	Commits int64 `json:"commits"`
+	// BufferedRows are read and not committed yet (they are on the next
+	// commit, at the latest on shutdown).
+	BufferedRows int64 `json:"buffered-rows"`
+	// CommitConflicts counts batches dropped because another writer had
+	// committed their offsets, or whose commit outcome was unknown.
+	CommitConflicts int64 `json:"commit-conflicts"`
+	// Errors counts bad records by kind (pipeline.ErrorKind). The record a
+	// topic suspended at counts once, however often it is read again.
+	Errors map[string]int64 `json:"errors"`
+	// Gaps are offsets Kafka no longer had when Tarn came to read them.
+	Gaps []Gap `json:"gaps"`
+	// Offsets is the table's next offset per partition.
+	Offsets map[int32]int64 `json:"offsets"`
+	// Cluster is the Kafka cluster id.
+	Cluster string `json:"cluster"`
+	// StartOffsets are the offsets resolved from Config.Start at enable.
+	StartOffsets map[int32]int64 `json:"start-offsets"`
+	// Config is the stored configuration (defaults applied).
+	Config TopicConfig `json:"config"`
+}
+
+// Gap is a range of offsets of one partition that were skipped because
+// Kafka had deleted them (retention) or lost them.
+type Gap struct {
+	Partition          int32     `json:"partition"`
+	FirstMissingOffset int64     `json:"first-missing-offset"`
+	LastMissingOffset  int64     `json:"last-missing-offset"`
+	Cause              string    `json:"cause"`
+	Detected           time.Time `json:"detected"`
+}
+
+func gapOf(g source.Gap) Gap {
+	return Gap{Partition: g.Partition, FirstMissingOffset: g.FirstMissing, LastMissingOffset: g.LastMissing,
+		Cause: string(g.Cause), Detected: g.Detected}
+}
+
+// counters are what a topic's earlier pipelines counted: each start
+// builds a new pipeline.Pipeline, whose counters begin at zero.
+type counters struct {
+	rows, bytes, files, commits, stale int64
+	lastCommit                         time.Time
+	errors                             map[string]int64
+}
+
+// add adds st's counters. A pipeline that ended suspended counted the
+// record it stopped at; that record is read again by the next pipeline
+// (which counts it if it is still bad), so it is not carried over.
+func (c *counters) add(st pipeline.Status, suspendedKind pipeline.ErrorKind) {
+	c.rows += st.Rows
+	c.bytes += st.Bytes
+	c.files += st.Files
+	c.commits += st.Commits
+	c.stale += st.StaleBatches
+	if st.LastCommit.After(c.lastCommit) {
+		c.lastCommit = st.LastCommit
+	}
+	if c.errors == nil {
+		c.errors = map[string]int64{}
+	}
+	for k, n := range st.Errors {
+		c.errors[string(k)] += n
+	}
+	if suspendedKind != "" && c.errors[string(suspendedKind)] > 0 {
+		c.errors[string(suspendedKind)]--
+		if c.errors[string(suspendedKind)] == 0 {
+			delete(c.errors, string(suspendedKind))
+		}
+	}
+}
+
+// statusLocked builds t's status from its record, counters, current
+// pipeline and cached lag; m.mu is held.
+func (t *topic) statusLocked() Status {
+	c := t.base
+	c.errors = maps.Clone(t.base.errors)
+	st := Status{
+		Topic:        t.rec.Config.Topic,
+		Table:        t.rec.Config.Table,
+		State:        StatePending,
+		Cluster:      t.rec.Cluster,
+		StartOffsets: maps.Clone(t.rec.StartOffsets),
+		Config:       t.rec.Config,
+		Offsets:      map[int32]int64{},
+		Gaps:         []Gap{},
+	}
+	if t.pl != nil {
+		ps := t.pl.Status()
+		c.add(ps, "")
+		st.State, st.Reason = State(ps.State), ps.Reason
+		st.BufferedRows = int64(ps.BufferedRows)
+		if ps.Next != nil {
+			st.Offsets = ps.Next
+		}
+	}
+	if t.startErr != "" {
+		st.State, st.Reason = StateFailed, t.startErr
+	}
+	if t.rec.Disabled {
+		st.State, st.Reason = StateDisabled, "disabled through the management API; the table stays owned by Tarn and read-only"
+	}
+	st.Rows, st.Bytes, st.Files, st.Commits, st.CommitConflicts = c.rows, c.bytes, c.files, c.commits, c.stale
+	if !c.lastCommit.IsZero() {
+		lc := c.lastCommit
+		st.LastCommit = &lc
+	}
+	st.Errors = c.errors
+	if st.Errors == nil {
+		st.Errors = map[string]int64{}
+	}
+	for _, g := range t.gaps {
+		st.Gaps = append(st.Gaps, gapOf(g))
+	}
+	if t.src != nil {
+		for _, g := range t.src.Gaps() {
+			st.Gaps = append(st.Gaps, gapOf(g))
+		}
+	}
+	st.LagRecords = t.lag.records
+	if t.lag.records > 0 && !t.lag.oldest.IsZero() {
+		st.LagSeconds = time.Since(t.lag.oldest).Seconds()
+	}
+	return st
+}
