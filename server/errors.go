@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -16,6 +17,12 @@ import (
 func exceptionFor(err error) spec.Exception {
 	var he *echo.HTTPError
 	switch {
+	case errors.Is(err, topics.ErrNotSuspended):
+		return spec.Conflict
+	case errors.Is(err, topics.ErrUpstream):
+		return spec.BadGateway
+	case errors.Is(err, topics.ErrNotConfigured), errors.Is(err, topics.ErrClosed):
+		return spec.ServiceUnavailable
 	case errors.Is(err, catalog.ErrNoSuchNamespace):
 		return spec.NoSuchNamespace
 	case errors.Is(err, catalog.ErrNoSuchTable):

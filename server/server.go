@@ -36,6 +36,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Gatherer serves /metrics; prometheus.DefaultGatherer when nil.
 	Gatherer prometheus.Gatherer
+	// Topics serves the management API (/management/v1/topics); nil
+	// answers its routes with 503 ServiceUnavailableException ("ingest
+	// not configured").
+	Topics TopicManager
 }
 
 // Server serves the catalog over HTTP.
@@ -75,6 +79,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	e.GET("/v1/config", s.getConfig)
 	s.restRoutes(e.Group("/v1/:prefix"))
 	s.restRoutes(e.Group("/v1"))
+	s.managementRoutes(e.Group("/management/v1"))
 	s.ready.Store(true)
 	return s
 }

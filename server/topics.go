@@ -1,0 +1,168 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tarnhq/tarn/ingest/topics"
+)
+
+// TopicManager is what the management API needs of ingest/topics'
+// *Manager.
+type TopicManager interface {
+	Enable(ctx context.Context, cfg topics.TopicConfig) (topics.Status, error)
+	List(ctx context.Context) []topics.Status
+	Get(ctx context.Context, topic string) (topics.Status, error)
+	Update(ctx context.Context, topic string, p topics.Patch) (topics.Status, error)
+	Resume(ctx context.Context, topic string) (topics.Status, error)
+	Disable(ctx context.Context, topic string, release bool) error
+}
+
+var _ TopicManager = (*topics.Manager)(nil)
+
+// ListTopicsResponse is the body of GET /management/v1/topics.
+type ListTopicsResponse struct {
+	Topics []topics.Status `json:"topics"`
+}
+
+// managementRoutes registers the management API (Tarn's own, not part of
+// the Iceberg REST spec; errors are ErrorModels all the same).
+func (s *Server) managementRoutes(g *echo.Group) {
+	idem := s.idempotent
+	g.GET("/topics", s.listTopics)
+	g.POST("/topics", s.enableTopic, idem)
+	g.GET("/topics/:topic", s.getTopic)
+	g.PATCH("/topics/:topic", s.updateTopic, idem)
+	g.DELETE("/topics/:topic", s.disableTopic, idem)
+	g.POST("/topics/:topic/resume", s.resumeTopic, idem)
+}
+
+// topicManager returns the manager, or 503 when serve runs without one.
+func (s *Server) topicManager() (TopicManager, error) {
+	if s.cfg.Topics == nil {
+		return nil, echo.NewHTTPError(http.StatusServiceUnavailable, topics.ErrNotConfigured.Error())
+	}
+	return s.cfg.Topics, nil
+}
+
+func (s *Server) listTopics(c echo.Context) error {
+	m, err := s.topicManager()
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ListTopicsResponse{Topics: m.List(c.Request().Context())})
+}
+
+func (s *Server) enableTopic(c echo.Context) error {
+	m, err := s.topicManager()
+	if err != nil {
+		return err
+	}
+	var cfg topics.TopicConfig
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return fmt.Errorf("%w: malformed request body: %v", errBadRequest, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: malformed request body: trailing data", errBadRequest)
+	}
+	st, err := m.Enable(c.Request().Context(), cfg)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, st)
+}
+
+func (s *Server) getTopic(c echo.Context) error {
+	m, err := s.topicManager()
+	if err != nil {
+		return err
+	}
+	name, err := pathParam(c, "topic")
+	if err != nil {
+		return err
+	}
+	st, err := m.Get(c.Request().Context(), name)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// updateTopic serves PATCH: only topics.PatchFields may be sent; naming
+// any other field of the topic is a 400 that says which may change.
+func (s *Server) updateTopic(c echo.Context) error {
+	m, err := s.topicManager()
+	if err != nil {
+		return err
+	}
+	name, err := pathParam(c, "topic")
+	if err != nil {
+		return err
+	}
+	var raw map[string]json.RawMessage
+	if err := decodeBody(c, &raw); err != nil {
+		return err
+	}
+	for k := range raw {
+		if !slices.Contains(topics.PatchFields, k) {
+			return fmt.Errorf("%w: field %q cannot be changed; a PATCH may set %s", errBadRequest, k, strings.Join(topics.PatchFields, ", "))
+		}
+	}
+	b, _ := json.Marshal(raw)
+	var p topics.Patch
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("%w: malformed request body: %v", errBadRequest, err)
+	}
+	st, err := m.Update(c.Request().Context(), name, p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// disableTopic serves DELETE [?release=true].
+func (s *Server) disableTopic(c echo.Context) error {
+	m, err := s.topicManager()
+	if err != nil {
+		return err
+	}
+	name, err := pathParam(c, "topic")
+	if err != nil {
+		return err
+	}
+	release := false
+	if v := c.QueryParam("release"); v != "" {
+		if release, err = strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("%w: release must be true or false, got %q", errBadRequest, v)
+		}
+	}
+	if err := m.Disable(c.Request().Context(), name, release); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) resumeTopic(c echo.Context) error {
+	m, err := s.topicManager()
+	if err != nil {
+		return err
+	}
+	name, err := pathParam(c, "topic")
+	if err != nil {
+		return err
+	}
+	st, err := m.Resume(c.Request().Context(), name)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}
