@@ -41,6 +41,9 @@ type buffer struct {
 	// first is when the first record of the batch was taken; zero when the
 	// buffer covers nothing.
 	first time.Time
+	// bad are the bad records held for the dead letter table (error mode
+	// dlq), in the order read.
+	bad []badRecord
 }
 
 // newBuffer returns an empty buffer building records of schema sc, which
@@ -78,29 +81,40 @@ func (u *buffer) cover(p int32, off int64, planned map[int32]int64, now time.Tim
 }
 
 // addKafka appends rec's _kafka value to the row the decoder just
-// appended, and accounts for the row.
-func (u *buffer) addKafka(rec *kgo.Record, payloadBytes int) {
-	u.bytes += int64(payloadBytes) + u.kafka.append(rec)
+// appended, and accounts for the row (recordBytes).
+func (u *buffer) addKafka(rec *kgo.Record) {
+	u.kafka.append(rec)
+	u.bytes += recordBytes(rec)
 	u.rows++
 	if u.b.Field(0).Len() >= maxRowsPerRecord {
 		u.recs = append(u.recs, u.b.NewRecordBatch())
 	}
 }
 
-// take returns the batch and empties the buffer. The caller releases the
-// batch's records.
-func (u *buffer) take() sink.Batch {
+// addBad holds rec, a bad record, for the dead letter table, and accounts
+// for its size. The caller covers its offset.
+func (u *buffer) addBad(rec *kgo.Record, rerr *RecordError) {
+	u.bad = append(u.bad, badRecord{rec: rec, kind: rerr.Kind, err: rerr.Err.Error(), schemaID: rerr.SchemaID})
+	u.bytes += recordBytes(rec)
+}
+
+// take returns the batch and its bad records, and empties the buffer. The
+// caller releases the batch's records.
+func (u *buffer) take() (sink.Batch, []badRecord) {
 	if u.b.Field(0).Len() > 0 {
 		u.recs = append(u.recs, u.b.NewRecordBatch())
 	}
-	batch := sink.Batch{Records: u.recs, Ranges: maps.Clone(u.ranges)}
-	u.recs, u.rows, u.bytes, u.first = nil, 0, 0, time.Time{}
+	batch, bad := sink.Batch{Records: u.recs, Ranges: maps.Clone(u.ranges)}, u.bad
+	u.recs, u.rows, u.bytes, u.first, u.bad = nil, 0, 0, time.Time{}, nil
 	clear(u.ranges)
-	return batch
+	return batch, bad
 }
 
 // drop empties the buffer, discarding its rows.
-func (u *buffer) drop() { release(u.take().Records) }
+func (u *buffer) drop() {
+	batch, _ := u.take()
+	release(batch.Records)
+}
 
 func (u *buffer) release() {
 	u.drop()
@@ -171,9 +185,20 @@ func newKafkaAppender(b *array.RecordBuilder) (kafkaAppender, error) {
 	return a, nil
 }
 
-// append appends rec's metadata and returns its estimated size in bytes.
-// A nil key or header value is null; an empty one is empty.
-func (a *kafkaAppender) append(rec *kgo.Record) int64 {
+// recordBytes is the estimated buffered size of rec (see
+// Config.TargetFileSizeBytes): its value, key and headers as read from
+// Kafka, plus the fixed per-row overhead of the _kafka column.
+func recordBytes(rec *kgo.Record) int64 {
+	n := int64(kafkaRowOverheadBytes + len(rec.Key) + len(rec.Value))
+	for _, h := range rec.Headers {
+		n += int64(len(h.Key) + len(h.Value) + 8)
+	}
+	return n
+}
+
+// append appends rec's metadata. A nil key or header value is null; an
+// empty one is empty.
+func (a *kafkaAppender) append(rec *kgo.Record) {
 	a.col.Append(true)
 	a.partition.Append(rec.Partition)
 	a.offset.Append(rec.Offset)
@@ -184,7 +209,6 @@ func (a *kafkaAppender) append(rec *kgo.Record) int64 {
 		a.key.Append(rec.Key)
 	}
 	a.headers.Append(true)
-	size := int64(kafkaRowOverheadBytes + len(rec.Key))
 	for _, h := range rec.Headers {
 		a.header.Append(true)
 		a.hkey.Append(h.Key)
@@ -193,7 +217,5 @@ func (a *kafkaAppender) append(rec *kgo.Record) int64 {
 		} else {
 			a.hvalue.Append(h.Value)
 		}
-		size += int64(len(h.Key) + len(h.Value) + 8)
 	}
-	return size
 }

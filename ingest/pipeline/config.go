@@ -39,8 +39,9 @@ const (
 	// ErrorModeSkip counts the bad record by kind (Status.Errors) and moves
 	// past it; its offset is committed like any other.
 	ErrorModeSkip ErrorMode = "skip"
-	// ErrorModeDLQ writes bad records to a <table>_dlq table. Not built
-	// yet: Validate refuses it.
+	// ErrorModeDLQ writes each bad record (error kind and message, schema
+	// id, the _kafka column and the raw value) to the table <table>_dlq in
+	// the same namespace (DLQTableSchema), exactly once, and moves past it.
 	ErrorModeDLQ ErrorMode = "dlq"
 )
 
@@ -136,9 +137,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: table %q: %v", ErrInvalidConfig, c.Table, err)
 	}
 	switch c.ErrorMode {
-	case ErrorModeSuspend, ErrorModeSkip:
-	case ErrorModeDLQ:
-		return fmt.Errorf("%w: error mode %q is not supported yet (suspend or skip)", ErrInvalidConfig, c.ErrorMode)
+	case ErrorModeSuspend, ErrorModeSkip, ErrorModeDLQ:
 	default:
 		return fmt.Errorf("%w: unknown error mode %q (suspend, skip or dlq)", ErrInvalidConfig, c.ErrorMode)
 	}

@@ -39,6 +39,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "defaults", modify: func(*pipeline.Config) {}, ok: true},
 		{name: "minimum lag", modify: func(c *pipeline.Config) { c.TargetLag = time.Second }, ok: true},
 		{name: "skip mode", modify: func(c *pipeline.Config) { c.ErrorMode = pipeline.ErrorModeSkip }, ok: true},
+		{name: "dlq mode", modify: func(c *pipeline.Config) { c.ErrorMode = pipeline.ErrorModeDLQ }, ok: true},
 		{name: "transforms", ok: true, modify: func(c *pipeline.Config) {
 			c.PartitionSpec = []string{"origin", "identity(a.b)", "days(ts)", "hour(ts)", "bucket(16, id)", "truncate( 4 ,name)", "void(x)", "YEAR(ts)"}
 		}},
@@ -48,7 +49,6 @@ func TestConfigValidate(t *testing.T) {
 		{name: "no table name", modify: func(c *pipeline.Config) { c.Table.Name = "" }},
 		{name: "lag below 1s", modify: func(c *pipeline.Config) { c.TargetLag = 999 * time.Millisecond }},
 		{name: "negative size", modify: func(c *pipeline.Config) { c.TargetFileSizeBytes = -1 }},
-		{name: "dlq not built", modify: func(c *pipeline.Config) { c.ErrorMode = pipeline.ErrorModeDLQ }},
 		{name: "unknown mode", modify: func(c *pipeline.Config) { c.ErrorMode = "ignore" }},
 		{name: "unknown transform", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"week(ts)"} }},
 		{name: "bucket without width", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"bucket(id)"} }},

@@ -50,7 +50,36 @@
 // its column) follows Config.ErrorMode: skip counts it by kind in Status
 // and commits its offset; suspend commits everything before it, nothing
 // from it on, and Run returns *SuspendedError naming the partition, the
-// offset and the reason.
+// offset and the reason; dlq counts it too and writes it to the dead
+// letter table.
+//
+// # Dead letter table
+//
+// In error mode dlq a bad record becomes a row of <table>_dlq, in the
+// table's namespace (DLQTable, DLQTableSchema): error_kind, error,
+// schema_id (null when the record has none), the same _kafka column as
+// the topic's table, and value, the raw record value (null for a
+// tombstone); partitioned by day(_kafka.timestamp). The table is created
+// by EnsureTable when the mode is dlq, or on first use (a commit with
+// assert-create through Deps.Tables), since the mode may be switched
+// later. It is committed through a sink of its own, with the topic's
+// offsets like the main table, exactly once:
+//
+//  1. A batch's bad records are committed to the dlq table first, minus
+//     those below the dlq head's next offset of their partition, with
+//     ranges from the dlq head's offsets to the main batch's ends.
+//  2. Then the batch is committed to the main table.
+//
+// A failure between the two (a crash, a failed main commit) makes the
+// main table re-read the records; the dlq head is already past their bad
+// ones, which are dropped, so neither table holds a record twice, and
+// every bad record below the main table's head is in the dlq table. A
+// failed dlq commit fails the flush before the main commit (the records
+// are re-read). A batch without bad records does not touch the dlq
+// table. Records that are bad in one Run and good in the next (a schema
+// registered meanwhile, a mode switched between a dlq commit and its main
+// commit) may appear in the dlq table and the main table, or only in the
+// dlq table.
 //
 // # Schema evolution
 //
@@ -121,6 +150,8 @@
 //     registry retries.
 //   - evolve.go: schema evolution: the allowed changes, committed as a
 //     schema update.
+//   - dlq.go: the dead letter table: [EnsureDLQTable], its schema, its
+//     exactly-once commit.
 //   - buffer.go: the batch being built: Arrow builders, _kafka appending,
 //     ranges, size estimate.
 //   - pipeline.go: [Pipeline], [New], [Pipeline.Run]: the poll, decode,

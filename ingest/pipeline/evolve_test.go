@@ -87,10 +87,17 @@ func (e *env) produceAvro(part int32, text string, from, to int, mk func(i int) 
 // (their files were written before the columns existed; matching is by
 // field id, which stays the same for every existing column). v5 changes
 // value from long to string: the topic suspends at its first record,
-// naming the field. Switching to skip and resuming past v5's schema id
-// counts v5's records and continues with v6, which lacks id: the
-// required id column becomes optional, and nothing after v5 is lost.
+// naming the field. Switching to skip (or dlq) and resuming past v5's
+// schema id counts v5's records (or writes them to the dead letter
+// table) and continues with v6, which lacks id: the required id column
+// becomes optional, and nothing after v5 is lost.
 func TestSchemaEvolution(t *testing.T) {
+	for _, mode := range []pipeline.ErrorMode{pipeline.ErrorModeSkip, pipeline.ErrorModeDLQ} {
+		t.Run("resume in "+string(mode), func(t *testing.T) { testSchemaEvolution(t, mode) })
+	}
+}
+
+func testSchemaEvolution(t *testing.T, resumeMode pipeline.ErrorMode) {
 	e := newEnvWith(t, readingV1, func(c *pipeline.Config) { c.PartitionSpec = []string{} })
 	const n = 25
 	meta := func(i int) map[string]any { return map[string]any{"source": "s" + itoa(i)} }
@@ -182,9 +189,9 @@ func TestSchemaEvolution(t *testing.T) {
 	require.ErrorAs(t, e.start(again).wait(t), &se)
 	assert.Equal(t, int64(4*n), se.Offset)
 
-	// Switch to skip and resume past v5's schema id.
+	// Switch the error mode and resume past v5's schema id.
 	cfg := e.config()
-	cfg.ErrorMode = pipeline.ErrorModeSkip
+	cfg.ErrorMode = resumeMode
 	cfg.BadSchemaIDs = []int{se.SchemaID}
 	resumed := e.newPipeline(cfg, nil)
 	r := e.start(resumed)
@@ -194,6 +201,21 @@ func TestSchemaEvolution(t *testing.T) {
 	assert.Equal(t, map[pipeline.ErrorKind]int64{pipeline.KindIncompatibleSchema: n}, st.Errors)
 	assert.Equal(t, int64(1), st.SchemaUpdates, "v6 made id optional")
 	requireField(t, e.table().Schema(), "id", iceberg.PrimitiveTypes.Int64, false)
+	dlq, exists := e.dlqTable()
+	if resumeMode == pipeline.ErrorModeDLQ {
+		require.True(t, exists)
+		var offs []int64
+		for _, r := range scanTableRows(t, dlq) {
+			assert.Equal(t, string(pipeline.KindIncompatibleSchema), r["error_kind"])
+			assert.Equal(t, int64(v5ID), num(t, r["schema_id"]))
+			assert.Contains(t, r["error"], "column value would change from long to string")
+			offs = append(offs, num(t, r["_kafka"].(map[string]any)["offset"]))
+		}
+		slices.Sort(offs)
+		assert.Equal(t, span(4*n, 5*n), offs, "every v5 record, once")
+	} else {
+		assert.False(t, exists)
+	}
 
 	rows = e.scanRows()
 	require.Len(t, rows, 5*n)
@@ -287,9 +309,9 @@ func TestEvolutionRetriesConcurrentSchemaChange(t *testing.T) {
 
 	var meddled bool
 	hook := &hookCatalog{CatalogIO: e.tio}
-	hook.onCommit = func(updates []table.Update) {
+	hook.onCommit = func(_ table.Identifier, updates []table.Update) error {
 		if meddled || !slices.ContainsFunc(updates, func(u table.Update) bool { return u.Action() == table.UpdateAddSchema }) {
-			return
+			return nil
 		}
 		meddled = true
 		tbl := e.table()
@@ -299,6 +321,7 @@ func TestEvolutionRetriesConcurrentSchemaChange(t *testing.T) {
 		require.NoError(t, err)
 		_, _, err = e.tio.CommitTable(e.ctx, table.Identifier{"air", "flights"}, reqs, updates)
 		require.NoError(t, err)
+		return nil
 	}
 	p := e.newPipeline(e.config(), hook)
 	r := e.start(p)

@@ -548,8 +548,9 @@ type hookCatalog struct {
 	table.CatalogIO
 	before func()
 	// onCommit, if set, runs first in every CommitTable (rebases
-	// included) with the commit's updates.
-	onCommit func(updates []table.Update)
+	// included) with the commit's table and updates; an error it returns
+	// is the commit's, and nothing is committed.
+	onCommit func(ident table.Identifier, updates []table.Update) error
 	mu       sync.Mutex
 	errs     []error
 }
@@ -565,7 +566,9 @@ func (c *hookCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*t
 
 func (c *hookCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	if c.onCommit != nil {
-		c.onCommit(updates)
+		if err := c.onCommit(ident, updates); err != nil {
+			return nil, "", err
+		}
 	}
 	c.mu.Lock()
 	rebase := len(c.errs) > 0 && c.errs[len(c.errs)-1] != nil

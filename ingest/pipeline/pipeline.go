@@ -84,6 +84,8 @@ type Pipeline struct {
 	next map[int32]int64
 	// failures counts recoverable flush failures in a row.
 	failures int
+	// dlq writes bad records in error mode dlq.
+	dlq *dlqWriter
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -168,6 +170,7 @@ func (p *Pipeline) start(ctx context.Context) error {
 		return err
 	}
 	p.sink = s
+	p.dlq = &dlqWriter{p: p}
 	if err := p.useSchema(s.Table().Schema()); err != nil {
 		return err
 	}
@@ -333,7 +336,12 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 			if p.cfg.ErrorMode == ErrorModeSuspend || (rerr.Kind.schemaLevel() && !slices.Contains(p.cfg.BadSchemaIDs, rerr.SchemaID)) {
 				return p.suspend(ctx, rerr)
 			}
-			p.log.Warn("bad record skipped", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
+			if p.cfg.ErrorMode == ErrorModeDLQ {
+				p.log.Warn("bad record to the dead letter table", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
+				p.buf.addBad(rec, rerr)
+			} else {
+				p.log.Warn("bad record skipped", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
+			}
 			p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
 		}
 		p.next[rec.Partition] = rec.Offset + 1
@@ -377,7 +385,7 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
 	}
 	p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
-	p.buf.addKafka(rec, len(payload))
+	p.buf.addKafka(rec)
 	return nil, nil
 }
 
@@ -443,13 +451,25 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	if p.buf.empty() {
 		return false, nil
 	}
-	batch := p.buf.take()
+	batch, bad := p.buf.take()
 	defer release(batch.Records)
 	p.updateBuffered()
 
-	w, err := p.sink.Write(ctx, batch)
+	// The dead letter rows first: see dlqWriter for why this order keeps
+	// both tables exactly once.
+	var dlqRows int
+	if len(bad) > 0 {
+		dlqRows, err = p.dlq.commit(ctx, batch.Ranges, bad)
+	}
+	var w *sink.Written
+	if err == nil {
+		w, err = p.sink.Write(ctx, batch)
+	}
 	if err == nil {
 		err = p.sink.CommitWritten(ctx, w)
+	}
+	if dlqRows > 0 {
+		p.update(func(st *Status) { st.DLQRows += int64(dlqRows) })
 	}
 	var stale *sink.StaleBatchError
 	switch {
@@ -460,7 +480,7 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 		p.reseek(stale.Head.Next, batch.Ranges)
 		return true, nil
 	case errors.Is(err, sink.ErrInvalidOffsets), errors.Is(err, sink.ErrInvalidBatch),
-		errors.Is(err, sink.ErrSortedTable), errors.Is(err, sink.ErrWrittenDone), ctx.Err() != nil:
+		errors.Is(err, sink.ErrSortedTable), errors.Is(err, sink.ErrWrittenDone), errors.Is(err, ErrTableShape), ctx.Err() != nil:
 		return false, err
 	}
 	p.failures++

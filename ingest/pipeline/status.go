@@ -43,6 +43,9 @@ type Status struct {
 	// Errors counts records that could not be materialized, by kind: those
 	// skipped, and the one a suspension stopped at.
 	Errors map[ErrorKind]int64
+	// DLQRows counts the bad records this pipeline committed to the dead
+	// letter table (error mode dlq).
+	DLQRows int64
 	// SchemaUpdates counts the table schema changes this pipeline
 	// committed (schema evolution).
 	SchemaUpdates int64

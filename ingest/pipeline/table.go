@@ -80,7 +80,9 @@ func TableSchema(user *iceberg.Schema) (*iceberg.Schema, error) {
 // only, so that row positions follow the batch order) and
 // write.parquet.compression-codec=zstd. An existing table is left as it
 // is, after checking that its _kafka column has DESIGN.md's shape.
-// created reports whether this call created the table.
+// created reports whether this call created the table. In error mode
+// dlq the dead letter table is ensured too (EnsureDLQTable); created
+// says nothing about it.
 //
 // Errors: ErrInvalidConfig; ErrTableShape (the existing table has no
 // proper _kafka column, the writer has one, a partition field names a
@@ -91,6 +93,15 @@ func EnsureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 		return false, err
 	}
 	cfg = cfg.WithDefaults()
+	created, err = ensureTable(ctx, cat, wh, cfg, user)
+	if err != nil || cfg.ErrorMode != ErrorModeDLQ {
+		return created, err
+	}
+	_, err = EnsureDLQTable(ctx, cat.TableIO(wh), cfg)
+	return created, err
+}
+
+func ensureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehouse, cfg Config, user *iceberg.Schema) (created bool, err error) {
 	id := cfg.Table
 	for i := range id.Namespace {
 		err := cat.CreateNamespace(ctx, id.Namespace[:i+1], nil)
