@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,15 +19,13 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
-	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/ingest/pipeline"
-	"github.com/tarnhq/tarn/ingest/source"
+	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/server"
 )
 
 // demoTable is the table `tarn demo` materializes the flights topic into.
-var demoTable = catalog.Ident{Namespace: catalog.Namespace{"demo"}, Name: "flights"}
+const demoTable = "demo.flights"
 
 type demoConfig struct {
 	serve     serveConfig
@@ -78,14 +77,7 @@ func runDemo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 		defer os.RemoveAll(dir)
 		cfg.serve.dataDir = dir
 	}
-	cs, err := openCatalog(cfg.serve)
-	if err != nil {
-		return err
-	}
-	defer cs.close()
-	log := cs.log
-
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(demo.Partitions, demo.Topic))
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(demo.Partitions, demo.Topic), kfake.ClusterID(demoCluster))
 	if err != nil {
 		return fmt.Errorf("start kafka: %w", err)
 	}
@@ -109,30 +101,23 @@ func runDemo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 		return err
 	}
 
-	pcfg := pipeline.Config{Topic: demo.Topic, Table: demoTable, Cluster: "tarn-demo", TargetLag: cfg.targetLag}
-	user, format, err := pipeline.WriterSchema(ctx, rc, pcfg)
-	if err != nil {
-		return err
-	}
-	pcfg.Format = format
-	if _, err := pipeline.EnsureTable(ctx, cs.cat, cs.wh, pcfg, user); err != nil {
-		return err
-	}
+	// The demo's Kafka and registry are the topic manager's, so the topic
+	// is enabled exactly as through the management API of tarn serve.
 	brokers := kc.ListenAddrs()
-	pl, err := pipeline.New(pcfg, pipeline.Deps{
-		Tables:   cs.cat.TableIO(cs.wh),
-		Registry: rc,
-		OpenSource: func(ctx context.Context, start map[int32]int64) (pipeline.Source, error) {
-			s, err := source.Open(ctx, source.Config{Brokers: brokers, Topic: demo.Topic, ControlRecords: true, Logger: log}, start)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
-		Logger: log,
-	})
+	cs, err := openCatalog(cfg.serve, ingestDeps{Brokers: brokers, Registry: rc})
 	if err != nil {
 		return err
+	}
+	defer cs.close()
+	log := cs.log
+	lagMs := cfg.targetLag.Milliseconds()
+	_, err = cs.topics.Enable(ctx, topics.TopicConfig{Topic: demo.Topic, Table: demoTable, TargetLagMs: lagMs})
+	if errors.Is(err, topics.ErrAlreadyEnabled) {
+		// A --data-dir from an earlier demo: the topic is running already.
+		_, err = cs.topics.Update(ctx, demo.Topic, topics.Patch{TargetLagMs: &lagMs})
+	}
+	if err != nil {
+		return fmt.Errorf("enable topic %s: %w", demo.Topic, err)
 	}
 	prodClient, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -141,7 +126,7 @@ func runDemo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 	defer prodClient.Close()
 	prod := &demo.Producer{Client: prodClient, Values: values, Rate: cfg.rate, Limit: cfg.rows}
 
-	// A failure of the producer or the pipeline ends the demo.
+	// A failure of the producer, or a suspension of the topic, ends the demo.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -162,25 +147,27 @@ func runDemo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 		}
 		log.Info("demo producer stopped", "produced", prod.Produced())
 	})
-	wg.Go(func() {
-		if err := pl.Run(ctx); err != nil {
-			fail(fmt.Errorf("pipeline: %w", err))
-		}
-	})
-	wg.Go(func() { reportProgress(ctx, log, pl, prod, started) })
+	wg.Go(func() { reportProgress(ctx, log, cs.topics, prod, started, fail) })
 
 	printInstructions(stdout, "http://"+cs.l.Addr().String())
-	serveErr := cs.serve(ctx)
+	serveErr := cs.serve(ctx) // stops ingest (buffered rows committed) before it returns
 	cancel()
 	wg.Wait()
-	st := pl.Status()
-	log.Info("demo stopped", "produced", prod.Produced(), "rows", st.Rows, "commits", st.Commits)
+	if st, err := cs.topics.Get(context.Background(), demo.Topic); err == nil {
+		log.Info("demo stopped", "produced", prod.Produced(), "rows", st.Rows, "commits", st.Commits)
+	}
 	return cmp.Or(failed, serveErr)
 }
 
-// reportProgress logs a "demo progress" line whenever the pipeline has
-// committed since the last one (checked four times a second).
-func reportProgress(ctx context.Context, log *slog.Logger, pl *pipeline.Pipeline, prod *demo.Producer, started time.Time) {
+// demoCluster is the in-process Kafka's cluster id, fixed so that a demo
+// restarted on the same --data-dir finds its table's offsets of the same
+// cluster.
+const demoCluster = "tarn-demo"
+
+// reportProgress logs a "demo progress" line whenever the topic has
+// committed since the last one (checked four times a second), and ends
+// the demo (fail) if the topic suspends.
+func reportProgress(ctx context.Context, log *slog.Logger, mgr *topics.Manager, prod *demo.Producer, started time.Time, fail func(error)) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	var commits int64
@@ -190,7 +177,14 @@ func reportProgress(ctx context.Context, log *slog.Logger, pl *pipeline.Pipeline
 			return
 		case <-tick.C:
 		}
-		st := pl.Status()
+		st, err := mgr.Get(ctx, demo.Topic)
+		if err != nil {
+			continue
+		}
+		if st.State == topics.StateSuspended {
+			fail(fmt.Errorf("topic %s suspended: %s", demo.Topic, st.Reason))
+			return
+		}
 		if st.Commits == commits {
 			continue
 		}

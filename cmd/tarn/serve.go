@@ -13,10 +13,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/server"
 )
 
@@ -27,6 +31,10 @@ const (
 	defaultListen = "127.0.0.1:8181"
 	// defaultDataDir holds the bbolt file and the default warehouse.
 	defaultDataDir = "./tarn-data"
+	// ingestStopTimeout bounds the wait for the pipelines on shutdown: each
+	// commits what it buffered within 30 s (ingest/pipeline), so this
+	// leaves room for the slowest.
+	ingestStopTimeout = 45 * time.Second
 )
 
 type serveConfig struct {
@@ -35,6 +43,7 @@ type serveConfig struct {
 	warehouse              string
 	logLevel               string
 	idempotencyKeyLifetime time.Duration
+	kafka                  kafkaConfig
 }
 
 func newServeCmd() *cobra.Command {
@@ -43,7 +52,9 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the Iceberg REST catalog",
 		Long: `Serve the Iceberg REST catalog on --listen, keeping catalog state in a
-bbolt file in --data-dir and table files in --warehouse.
+bbolt file in --data-dir and table files in --warehouse. With --kafka-brokers
+it also materializes the topics enabled through the management API
+(/management/v1/topics, or tarn topics) into catalog-owned tables.
 
 Every flag can also be set as a TARN_* environment variable (--data-dir is
 TARN_DATA_DIR) or as a key of the YAML file named by --config; flags win over
@@ -65,6 +76,7 @@ the environment, which wins over the file.`,
 	f.StringVar(&cfg.warehouse, "warehouse", "", "warehouse root URI (default file://<data-dir>/warehouse)")
 	f.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.DurationVar(&cfg.idempotencyKeyLifetime, "idempotency-key-lifetime", server.DefaultIdempotencyKeyLifetime, "how long Idempotency-Key responses are replayed")
+	cfg.kafka.register(f)
 	return cmd
 }
 
@@ -81,16 +93,35 @@ func (cfg serveConfig) validate() error {
 	if cfg.idempotencyKeyLifetime < time.Second {
 		return fmt.Errorf("--idempotency-key-lifetime must be at least 1s, got %s", cfg.idempotencyKeyLifetime)
 	}
-	return nil
+	return cfg.kafka.validate()
 }
 
 func serve(ctx context.Context, cfg serveConfig) error {
-	c, err := openCatalog(cfg)
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	opts, err := cfg.kafka.opts()
+	if err != nil {
+		return err
+	}
+	reg, err := cfg.kafka.registry()
+	if err != nil {
+		return err
+	}
+	c, err := openCatalog(cfg, ingestDeps{Brokers: cfg.kafka.brokerList(), Kafka: opts, Registry: reg})
 	if err != nil {
 		return err
 	}
 	defer c.close()
 	return c.serve(ctx)
+}
+
+// ingestDeps are the Kafka and registry connections of the topic
+// manager; no brokers means ingest is off.
+type ingestDeps struct {
+	Brokers  []string
+	Kafka    []kgo.Opt
+	Registry *sr.Client
 }
 
 // catalogServer is the catalog of `tarn serve` (and `tarn demo`): the
@@ -102,13 +133,16 @@ type catalogServer struct {
 	wh      *catalog.Warehouse
 	store   *bolt.Store
 	cat     *catalog.Catalog
+	topics  *topics.Manager
 	srv     *server.Server
 	l       net.Listener
 }
 
 // openCatalog validates cfg, installs its logger as slog's default, opens
-// the store under cfg.dataDir and binds cfg.listen. Call close when done.
-func openCatalog(cfg serveConfig) (*catalogServer, error) {
+// the store under cfg.dataDir, starts the topic manager (which owns the
+// stored topics' tables and, with brokers, runs their pipelines) and binds
+// cfg.listen. Call close when done.
+func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -144,20 +178,39 @@ func openCatalog(cfg serveConfig) (*catalogServer, error) {
 		store.Close()
 		return nil, err
 	}
-	srv := server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime})
-	l, err := net.Listen("tcp", cfg.listen)
+	mgr, err := topics.New(topics.Deps{Catalog: cat, Warehouse: wh, Store: store, Brokers: ing.Brokers, Kafka: ing.Kafka,
+		Registry: ing.Registry, Logger: log, Metrics: prometheus.DefaultRegisterer})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	return &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, cat: cat, srv: srv, l: l}, nil
+	c := &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, cat: cat, topics: mgr}
+	if err := mgr.Start(context.Background()); err != nil {
+		c.close()
+		return nil, err
+	}
+	var tm server.TopicManager
+	if mgr.Configured() {
+		tm = mgr
+	}
+	c.srv = server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm})
+	if c.l, err = net.Listen("tcp", cfg.listen); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // serve logs "tarn serving" with the bound address and serves until ctx
 // ends; a cancelled ctx is a clean stop (nil).
 func (c *catalogServer) serve(ctx context.Context) error {
-	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "warehouse", c.wh.Location)
+	ingest := "off"
+	if c.topics.Configured() {
+		ingest = "on"
+	}
+	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "warehouse", c.wh.Location, "ingest", ingest)
 	err := c.srv.Serve(ctx, c.l)
+	c.stopIngest()
 	c.log.Info("tarn stopped")
 	if errors.Is(err, context.Canceled) {
 		return nil
@@ -165,8 +218,22 @@ func (c *catalogServer) serve(ctx context.Context) error {
 	return err
 }
 
-// close closes the listener (if serve did not) and the store.
+// stopIngest stops the topics' pipelines, each committing what it
+// buffered; idempotent.
+func (c *catalogServer) stopIngest() {
+	ctx, cancel := context.WithTimeout(context.Background(), ingestStopTimeout)
+	defer cancel()
+	if err := c.topics.Close(ctx); err != nil {
+		c.log.Error("stop ingest", "err", err)
+	}
+}
+
+// close stops ingest and closes the listener (if serve did not) and the
+// store.
 func (c *catalogServer) close() {
-	_ = c.l.Close()
+	c.stopIngest()
+	if c.l != nil {
+		_ = c.l.Close()
+	}
 	_ = c.store.Close()
 }

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/spec"
+)
+
+// defaultServer is the management API `tarn topics` talks to unless
+// --server or TARN_SERVER says otherwise: tarn serve's default address.
+const defaultServer = "http://" + defaultListen
+
+// clientTimeout bounds one management request; an enable asks Kafka and
+// the registry (each bounded to 15 s by the server) and creates a table.
+const clientTimeout = time.Minute
+
+// topicsClient is `tarn topics`: an HTTP client of the management API.
+type topicsClient struct {
+	server string
+	output string
+	hc     *http.Client
+}
+
+func newTopicsCmd() *cobra.Command {
+	c := &topicsClient{hc: &http.Client{Timeout: clientTimeout}}
+	cmd := &cobra.Command{
+		Use:   "topics",
+		Short: "Enable, list, inspect, update, resume and disable materialized Kafka topics",
+		Long: `Manage the Kafka topics a running tarn serve materializes into Iceberg
+tables, through its management API (/management/v1/topics) at --server
+(default ` + defaultServer + `, or TARN_SERVER).`,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("server") {
+				if v, ok := os.LookupEnv(envName("server")); ok && v != "" {
+					c.server = v
+				}
+			}
+			c.server = strings.TrimSuffix(c.server, "/")
+			switch c.output {
+			case "table", "json":
+				return nil
+			}
+			return fmt.Errorf("--output must be table or json, got %q", c.output)
+		},
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&c.server, "server", defaultServer, "Tarn server URL (env TARN_SERVER)")
+	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")
+	cmd.AddCommand(c.enableCmd(), c.listCmd(), c.statusCmd(), c.updateCmd(), c.resumeCmd(), c.disableCmd())
+	return cmd
+}
+
+func (c *topicsClient) enableCmd() *cobra.Command {
+	var (
+		cfg        topics.TopicConfig
+		schemaFile string
+	)
+	cmd := &cobra.Command{
+		Use:   "enable TOPIC --table NAMESPACE.NAME",
+		Short: "Materialize a Kafka topic into a new catalog-owned table",
+		Example: `  tarn topics enable orders --table sales.orders
+  tarn topics enable orders --table sales.orders --format avro --error-mode skip --target-lag-ms 1000 --start latest
+  tarn topics enable clicks --table web.clicks --format json --schema-file clicks-schema.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Topic = args[0]
+			if cmd.Flags().Changed("partition-spec") {
+				cfg.PartitionSpec = partitionSpecFlag(cfg.PartitionSpec)
+			} else {
+				cfg.PartitionSpec = nil
+			}
+			if schemaFile != "" {
+				b, err := os.ReadFile(schemaFile)
+				if err != nil {
+					return fmt.Errorf("--schema-file: %w", err)
+				}
+				if !json.Valid(b) {
+					return fmt.Errorf("--schema-file %s: not JSON", schemaFile)
+				}
+				cfg.Schema = b
+			}
+			var st topics.Status
+			if err := c.call(cmd.Context(), http.MethodPost, "/management/v1/topics", cfg, &st); err != nil {
+				return err
+			}
+			return c.printStatus(cmd.OutOrStdout(), st)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Table, "table", "", "Iceberg table, namespace.name (created; required)")
+	f.StringVar(&cfg.Format, "format", "", "auto (default), avro, protobuf, json-schema, json or raw")
+	f.StringVar(&cfg.ErrorMode, "error-mode", "", "suspend (default), skip or dlq")
+	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp); "" alone: unpartitioned)`)
+	f.Int64Var(&cfg.TargetLagMs, "target-lag-ms", 0, "freshness target in ms (default 10000, at least 1000)")
+	f.Int64Var(&cfg.TargetFileSizeBytes, "target-file-size-bytes", 0, "flush at this buffered size (default 134217728)")
+	f.StringVar(&cfg.Start, "start", "", "earliest (default) or latest")
+	f.StringVar(&schemaFile, "schema-file", "", "Iceberg schema JSON of the table's columns (format json)")
+	_ = cmd.MarkFlagRequired("table")
+	return cmd
+}
+
+// partitionSpecFlag reads --partition-spec values: a single empty value
+// means unpartitioned.
+func partitionSpecFlag(v []string) []string {
+	if len(v) == 1 && strings.TrimSpace(v[0]) == "" {
+		return []string{}
+	}
+	return v
+}
+
+func (c *topicsClient) listCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the enabled topics with their state, lag and counts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var out struct {
+				Topics []topics.Status `json:"topics"`
+			}
+			if err := c.call(cmd.Context(), http.MethodGet, "/management/v1/topics", nil, &out); err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return writeJSON(cmd.OutOrStdout(), out)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOPIC\tTABLE\tSTATE\tLAG (RECORDS)\tLAG (S)\tROWS\tCOMMITS\tERRORS\tLAST COMMIT")
+			for _, st := range out.Topics {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f\t%d\t%d\t%d\t%s\n", st.Topic, st.Table, st.State, st.LagRecords, st.LagSeconds,
+					st.Rows, st.Commits, sumErrors(st.Errors), fmtTime(st.LastCommit))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func (c *topicsClient) statusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status TOPIC",
+		Short: "Show a topic's state, reason, lag, counts, gaps and configuration",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var st topics.Status
+			if err := c.call(cmd.Context(), http.MethodGet, "/management/v1/topics/"+url.PathEscape(args[0]), nil, &st); err != nil {
+				return err
+			}
+			return c.printStatus(cmd.OutOrStdout(), st)
+		},
+	}
+}
+
+func (c *topicsClient) updateCmd() *cobra.Command {
+	var (
+		lag, size int64
+		mode      string
+		specs     []string
+	)
+	cmd := &cobra.Command{
+		Use:     "update TOPIC",
+		Short:   "Change a topic's target lag, file size, error mode or partition spec",
+		Example: `  tarn topics update orders --error-mode skip --target-lag-ms 2000 --partition-spec 'day(_kafka.timestamp)' --partition-spec 'bucket(16, id)'`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var p topics.Patch
+			f := cmd.Flags()
+			if f.Changed("target-lag-ms") {
+				p.TargetLagMs = &lag
+			}
+			if f.Changed("target-file-size-bytes") {
+				p.TargetFileSizeBytes = &size
+			}
+			if f.Changed("error-mode") {
+				p.ErrorMode = &mode
+			}
+			if f.Changed("partition-spec") {
+				ps := partitionSpecFlag(specs)
+				p.PartitionSpec = &ps
+			}
+			var st topics.Status
+			if err := c.call(cmd.Context(), http.MethodPatch, "/management/v1/topics/"+url.PathEscape(args[0]), p, &st); err != nil {
+				return err
+			}
+			return c.printStatus(cmd.OutOrStdout(), st)
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&lag, "target-lag-ms", 0, "freshness target in ms (at least 1000)")
+	f.Int64Var(&size, "target-file-size-bytes", 0, "flush at this buffered size")
+	f.StringVar(&mode, "error-mode", "", "suspend, skip or dlq")
+	f.StringArrayVar(&specs, "partition-spec", nil, `partition field, repeatable; the new spec of the table ("" alone: unpartitioned)`)
+	return cmd
+}
+
+func (c *topicsClient) resumeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "resume TOPIC",
+		Short: "Resume a suspended topic from the record it stopped at",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var st topics.Status
+			if err := c.call(cmd.Context(), http.MethodPost, "/management/v1/topics/"+url.PathEscape(args[0])+"/resume", nil, &st); err != nil {
+				return err
+			}
+			return c.printStatus(cmd.OutOrStdout(), st)
+		},
+	}
+}
+
+func (c *topicsClient) disableCmd() *cobra.Command {
+	var release bool
+	cmd := &cobra.Command{
+		Use:   "disable TOPIC [--release]",
+		Short: "Stop materializing a topic; --release also hands its table over as an ordinary writable table",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := "/management/v1/topics/" + url.PathEscape(args[0])
+			if release {
+				path += "?release=true"
+			}
+			if err := c.call(cmd.Context(), http.MethodDelete, path, nil, nil); err != nil {
+				return err
+			}
+			if release {
+				fmt.Fprintf(cmd.OutOrStdout(), "topic %s disabled; its table is released (writable)\n", args[0])
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "topic %s disabled; its table stays owned by Tarn (read-only)\n", args[0])
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&release, "release", false, "delete the topic's record and make its table an ordinary writable table")
+	return cmd
+}
+
+// call sends body (JSON, when not nil) and decodes a 2xx response into
+// out (when not nil). A non-2xx response becomes an error carrying the
+// ErrorModel's message.
+func (c *topicsClient) call(ctx context.Context, method, path string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.server+path, r)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rsp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("tarn server at %s: %w", c.server, err)
+	}
+	defer rsp.Body.Close()
+	b, err := io.ReadAll(rsp.Body)
+	if err != nil {
+		return err
+	}
+	if rsp.StatusCode/100 != 2 {
+		var er spec.ErrorResponse
+		if json.Unmarshal(b, &er) == nil && er.Error.Message != "" {
+			return fmt.Errorf("%s (%d %s)", er.Error.Message, er.Error.Code, er.Error.Type)
+		}
+		return fmt.Errorf("%s %s: HTTP %d: %s", method, path, rsp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	if out == nil || len(b) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return errors.Join(fmt.Errorf("%s %s: unexpected response", method, path), err)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printStatus prints one topic: JSON, or key: value lines.
+func (c *topicsClient) printStatus(w io.Writer, st topics.Status) error {
+	if c.output == "json" {
+		return writeJSON(w, st)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	line := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
+	line("topic", st.Topic)
+	line("table", st.Table)
+	line("state", string(st.State))
+	if st.Reason != "" {
+		line("reason", st.Reason)
+	}
+	line("lag", fmt.Sprintf("%d records, %.1f s", st.LagRecords, st.LagSeconds))
+	line("last commit", fmtTime(st.LastCommit))
+	line("rows", strconv.FormatInt(st.Rows, 10))
+	line("bytes", strconv.FormatInt(st.Bytes, 10))
+	line("files", strconv.FormatInt(st.Files, 10))
+	line("commits", strconv.FormatInt(st.Commits, 10))
+	line("commit conflicts", strconv.FormatInt(st.CommitConflicts, 10))
+	line("errors", fmtErrors(st.Errors))
+	for _, g := range st.Gaps {
+		line("gap", fmt.Sprintf("partition %d offsets %d-%d (%s)", g.Partition, g.FirstMissingOffset, g.LastMissingOffset, g.Cause))
+	}
+	line("format", st.Config.Format)
+	line("error mode", st.Config.ErrorMode)
+	line("partition spec", strings.Join(st.Config.PartitionSpec, ", "))
+	line("target lag", fmt.Sprintf("%d ms", st.Config.TargetLagMs))
+	line("target file size", fmt.Sprintf("%d bytes", st.Config.TargetFileSizeBytes))
+	line("start", st.Config.Start)
+	return tw.Flush()
+}
+
+func sumErrors(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func fmtErrors(m map[string]int64) string {
+	if len(m) == 0 {
+		return "0"
+	}
+	kinds := make([]string, 0, len(m))
+	for k := range m {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func fmtTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Local().Format(time.RFC3339)
+}
