@@ -121,6 +121,28 @@
 // of the topic's format or cannot be mapped (KindUnsupportedSchema) is
 // handled the same way.
 //
+// # Memory budget
+//
+// Pipelines of one process share a Budget (Deps.Budget; DefaultMemoryBytes,
+// cmd/tarn's --ingest-memory-bytes) for their buffered records, estimated
+// as for Config.TargetFileSizeBytes. Each record's bytes are reserved
+// before it is buffered and returned when its batch is taken for a
+// commit. A pipeline whose next record does not fit commits its own
+// buffer early (Status.BudgetFlushes); if the rest of the budget is held
+// by others it waits, and they commit theirs at their next step (a
+// waiting reservation wakes them from Poll). So the process never buffers
+// more than the budget, except for one record larger than the whole
+// budget, admitted when nothing else is buffered.
+//
+// # Status
+//
+// Status has the counters, the state and its reason, the buffered rows
+// and bytes, and, for a Source with the optional methods of
+// ingest/source's Source, its gaps (GapReporter: offsets Kafka no longer
+// had, over all Runs) and the topic's lag in records and seconds
+// (LagReporter, asked at most every 5 s from Run's goroutine against the
+// table's offsets; an idle Run wakes up for it).
+//
 // # Shutdown
 //
 // Only Poll watches Run's context. Records already polled are processed,
@@ -139,13 +161,20 @@
 // catalog's compare-and-swap and the offsets in the table (see
 // ingest/sink).
 //
+// Pipelines of one process also share the Budget, under Budget.mu, which
+// is taken alone (never with Pipeline.mu held, and nothing is called
+// while it is held). A reservation waiting on it holds no lock. While its
+// buffer holds records, Run starts one goroutine per Poll that only
+// cancels that Poll when the budget comes under pressure.
+//
 // File map:
 //
 //   - config.go: [Config], defaults, [Config.Validate].
 //   - table.go: [EnsureTable], [TableSchema], the _kafka column, partition
 //     spec parsing.
 //   - source.go: [Source] and [Registry], the interfaces the pipeline
-//     consumes (ingest/source's Source and *sr.Client satisfy them).
+//     consumes (ingest/source's Source and *sr.Client satisfy them), and
+//     the optional [GapReporter] and [LagReporter].
 //   - schemas.go: schema id → decoder resolution and cache, references,
 //     registry retries.
 //   - evolve.go: schema evolution: the allowed changes, committed as a
@@ -156,6 +185,7 @@
 //     ranges, size estimate.
 //   - pipeline.go: [Pipeline], [New], [Pipeline.Run]: the poll, decode,
 //     flush loop.
-//   - status.go: [Status], [State].
+//   - status.go: [Status], [State], the gaps and lag refresh.
+//   - budget.go: [Budget], the process-wide memory budget.
 //   - errors.go: sentinels, [ErrorKind], [RecordError], [SuspendedError].
 package pipeline

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/ingest/source"
 )
 
 const (
@@ -54,6 +55,9 @@ type Deps struct {
 	// Logger receives commits (debug), skipped records, re-seeks and
 	// suspensions; slog.Default() if nil.
 	Logger *slog.Logger
+	// Budget is the process-wide budget for buffered records, shared by
+	// all pipelines (see Budget for the policy); nil is unlimited.
+	Budget *Budget
 }
 
 // Pipeline materializes one topic into one table (see the package doc).
@@ -86,6 +90,16 @@ type Pipeline struct {
 	failures int
 	// dlq writes bad records in error mode dlq.
 	dlq *dlqWriter
+	// held counts the records buffered (rows and dlq rows), ever: it
+	// tells process whether a record's budget reservation is in use.
+	held int64
+	// gapsBefore are the gaps the sources of earlier Runs reported.
+	gapsBefore []source.Gap
+	// lagAt is when the source's lag was last asked.
+	lagAt time.Time
+	// stopping is Run's ctx.Done(): a reservation waiting in the budget
+	// gives up waiting when it closes.
+	stopping <-chan struct{}
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -149,6 +163,7 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 	defer p.running.Store(false)
 	defer func() { p.finish(err) }()
 
+	p.stopping = ctx.Done()
 	if err := p.start(ctx); err != nil {
 		return err
 	}
@@ -175,8 +190,10 @@ func (p *Pipeline) start(ctx context.Context) error {
 		return err
 	}
 	p.planned, p.next, p.failures = maps.Clone(head.Next), maps.Clone(head.Next), 0
+	p.lagAt = time.Time{}
 	p.update(func(st *Status) {
 		st.State, st.Reason, st.Next = StateSyncing, "", maps.Clone(head.Next)
+		p.gapsBefore = slices.Clone(st.Gaps)
 	})
 	src, err := p.deps.OpenSource(ctx, maps.Clone(head.Next))
 	if err != nil {
@@ -214,6 +231,7 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 func (p *Pipeline) stop() {
 	p.src.Close()
 	p.src = nil
+	p.deps.Budget.release(p.buf.bytes)
 	p.buf.release()
 	p.buf = nil
 }
@@ -254,11 +272,37 @@ func (p *Pipeline) finish(err error) {
 // step on work is bounded (registry retries, the sink's commit attempts).
 func (p *Pipeline) loop(ctx context.Context) error {
 	work := context.WithoutCancel(ctx)
+	_, gaps := p.src.(GapReporter)
+	_, lags := p.src.(LagReporter)
+	p.refreshStatus(ctx)
 	for {
-		pollCtx, cancel := ctx, context.CancelFunc(func() {})
+		// Wake up when the buffer is due even if nothing arrives, and
+		// every lagInterval to refresh the gaps and lag in the status.
+		var deadline time.Time
 		if !p.buf.empty() {
-			// Wake up when the buffer is due even if nothing arrives.
-			pollCtx, cancel = context.WithDeadline(ctx, p.buf.first.Add(p.cfg.TargetLag))
+			deadline = p.buf.first.Add(p.cfg.TargetLag)
+		}
+		if gaps || lags {
+			if d := time.Now().Add(lagInterval); deadline.IsZero() || d.Before(deadline) {
+				deadline = d
+			}
+		}
+		pollCtx, cancel := ctx, context.CancelFunc(func() {})
+		if !deadline.IsZero() {
+			pollCtx, cancel = context.WithDeadline(ctx, deadline)
+		}
+		if !p.buf.empty() {
+			// Wake up too when another pipeline waits for the memory
+			// this one holds.
+			if pressure := p.deps.Budget.pressured(); pressure != nil {
+				go func() {
+					select {
+					case <-pressure:
+						cancel()
+					case <-pollCtx.Done():
+					}
+				}()
+			}
 		}
 		recs, pollErr := p.src.Poll(pollCtx)
 		timedOut := pollCtx.Err() != nil
@@ -275,11 +319,12 @@ func (p *Pipeline) loop(ctx context.Context) error {
 		case pollErr != nil && !timedOut:
 			return p.shutdown(ctx, fmt.Errorf("poll topic %s: %w", p.cfg.Topic, pollErr))
 		}
-		if !p.buf.empty() && time.Since(p.buf.first) >= p.cfg.TargetLag {
+		if !p.buf.empty() && (time.Since(p.buf.first) >= p.cfg.TargetLag || p.deps.Budget.underPressure()) {
 			if _, err := p.flush(work); err != nil {
 				return err
 			}
 		}
+		p.refreshStatus(ctx)
 	}
 }
 
@@ -320,8 +365,14 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 			p.next[rec.Partition] = rec.Offset + 1
 			continue
 		}
+		est := recordBytes(rec)
+		if reseeked, err := p.admit(ctx, est); err != nil || reseeked {
+			return err
+		}
+		held := p.held
 		rerr, err := p.decode(ctx, rec)
 		if err != nil {
+			p.deps.Budget.release(est)
 			return err
 		}
 		if rerr != nil && rerr.Kind == KindIncompatibleSchema && rerr.writer != nil {
@@ -339,10 +390,15 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 			if p.cfg.ErrorMode == ErrorModeDLQ {
 				p.log.Warn("bad record to the dead letter table", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
 				p.buf.addBad(rec, rerr)
+				p.held++
 			} else {
 				p.log.Warn("bad record skipped", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
 			}
 			p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
+		}
+		if p.held == held {
+			// Skipped: the buffer does not hold the record.
+			p.deps.Budget.release(est)
 		}
 		p.next[rec.Partition] = rec.Offset + 1
 		if p.buf.bytes >= p.cfg.TargetFileSizeBytes {
@@ -353,6 +409,25 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 	}
 	return nil
+}
+
+// admit reserves est bytes of the budget for a record about to be
+// buffered. When they do not fit, it commits the buffer first (reseeked
+// as flush's: the caller drops the rest of the poll, nothing reserved),
+// then waits for the other pipelines (see Budget).
+func (p *Pipeline) admit(ctx context.Context, est int64) (reseeked bool, err error) {
+	b := p.deps.Budget
+	if b.tryReserve(est) {
+		return false, nil
+	}
+	if !p.buf.empty() {
+		p.update(func(st *Status) { st.BudgetFlushes++ })
+		if reseeked, err := p.flush(ctx); err != nil || reseeked {
+			return reseeked, err
+		}
+	}
+	b.reserve(est, p.stopping)
+	return false, nil
 }
 
 // decode appends rec as a row (value columns, then _kafka) and covers its
@@ -386,6 +461,7 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	}
 	p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
 	p.buf.addKafka(rec)
+	p.held++
 	return nil, nil
 }
 
@@ -451,9 +527,13 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	if p.buf.empty() {
 		return false, nil
 	}
+	taken := p.buf.bytes
 	batch, bad := p.buf.take()
 	defer release(batch.Records)
+	// The status first, so that BufferedBytes never shows bytes the
+	// budget already handed to another pipeline.
 	p.updateBuffered()
+	p.deps.Budget.release(taken)
 
 	// The dead letter rows first: see dlqWriter for why this order keeps
 	// both tables exactly once.

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/tarnhq/tarn/ingest/source"
 )
 
 // Source is what the pipeline needs of a Kafka consumer of its topic:
@@ -28,6 +30,27 @@ type Source interface {
 	// Close stops fetching and releases the client.
 	Close()
 }
+
+// GapReporter is an optional capability of a Source (ingest/source's
+// *Source has it): the offset ranges it skipped because Kafka no longer
+// had them (retention, data loss), oldest first. Status.Gaps shows them.
+type GapReporter interface {
+	Gaps() []source.Gap
+}
+
+// LagReporter is an optional capability of a Source (ingest/source's
+// *Source has it): how far each partition is behind its last stable
+// offset, given the next offsets consumed (the table's). Run asks at most
+// every lagInterval and shows the totals in Status.
+type LagReporter interface {
+	Lag(ctx context.Context, next map[int32]int64) (map[int32]source.PartitionLag, error)
+}
+
+var (
+	_ Source      = (*source.Source)(nil)
+	_ GapReporter = (*source.Source)(nil)
+	_ LagReporter = (*source.Source)(nil)
+)
 
 // OpenSourceFunc opens the topic's Source with every partition in start
 // positioned at its offset (the table's next offsets) and any other

@@ -1,8 +1,21 @@
 package pipeline
 
 import (
+	"context"
 	"maps"
+	"slices"
 	"time"
+
+	"github.com/tarnhq/tarn/ingest/source"
+)
+
+const (
+	// lagInterval is how often Run asks the source for the topic's lag
+	// (a ListOffsets round trip to the brokers): often enough for a
+	// freshness dashboard, rare enough to cost nothing.
+	lagInterval = 5 * time.Second
+	// lagTimeout bounds that call, which Run's loop waits for.
+	lagTimeout = time.Second
 )
 
 // State is where a topic's pipeline is (issue 3, management API).
@@ -57,9 +70,26 @@ type Status struct {
 	// commit or head load: everything before it is in the table.
 	Next map[int32]int64
 	// BufferedRows and BufferedBytes are what is read but not committed
-	// yet (bytes estimated as for Config.TargetFileSizeBytes).
+	// yet (bytes estimated as for Config.TargetFileSizeBytes; dead letter
+	// rows included), the bytes reserved in Deps.Budget.
 	BufferedRows  int
 	BufferedBytes int64
+	// BudgetFlushes counts flushes forced by Deps.Budget: this pipeline's
+	// next record did not fit (flushes for another pipeline's pressure
+	// are not counted here; Commits counts every flush).
+	BudgetFlushes int64
+	// Gaps are the offset ranges Kafka no longer had when the source
+	// came to read them (retention, data loss), oldest first, over all
+	// Runs; only for a Source that is a GapReporter.
+	Gaps []source.Gap
+	// LagRecords is the sum over partitions of the last stable offset
+	// minus the table's next offset, and LagSeconds the age of the
+	// oldest record not in the table yet (0 when unknown), as of LagAt;
+	// only for a Source that is a LagReporter, refreshed by Run at most
+	// every 5 s. LagAt is zero when never measured.
+	LagRecords int64
+	LagSeconds float64
+	LagAt      time.Time
 }
 
 // Status returns a snapshot of the pipeline's state and counters. Safe
@@ -70,6 +100,7 @@ func (p *Pipeline) Status() Status {
 	s := p.st
 	s.Errors = maps.Clone(p.st.Errors)
 	s.Next = maps.Clone(p.st.Next)
+	s.Gaps = slices.Clone(p.st.Gaps)
 	return s
 }
 
@@ -78,4 +109,36 @@ func (p *Pipeline) update(fn func(s *Status)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fn(&p.st)
+}
+
+// refreshStatus copies the source's gaps into the status and, at most
+// every lagInterval, its lag. Called from Run's loop; a failed lag query
+// is logged at debug level and leaves the last values.
+func (p *Pipeline) refreshStatus(ctx context.Context) {
+	if g, ok := p.src.(GapReporter); ok {
+		if gaps := g.Gaps(); len(gaps) > 0 {
+			all := append(slices.Clone(p.gapsBefore), gaps...)
+			p.update(func(st *Status) { st.Gaps = all })
+		}
+	}
+	l, ok := p.src.(LagReporter)
+	if !ok || time.Since(p.lagAt) < lagInterval {
+		return
+	}
+	p.lagAt = time.Now()
+	lctx, cancel := context.WithTimeout(ctx, lagTimeout)
+	defer cancel()
+	lag, err := l.Lag(lctx, maps.Clone(p.planned))
+	if err != nil {
+		p.log.Debug("topic lag not measured", "err", err)
+		return
+	}
+	var records int64
+	var age time.Duration
+	for _, pl := range lag {
+		records += pl.Records
+		age = max(age, pl.Age)
+	}
+	now := time.Now()
+	p.update(func(st *Status) { st.LagRecords, st.LagSeconds, st.LagAt = records, age.Seconds(), now })
 }
