@@ -264,6 +264,7 @@ func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
 	rec := record{Config: cfg, Cluster: cluster, EnabledAt: time.Now().UTC()}
 	if reenable {
 		rec.StartOffsets = existing.rec.StartOffsets
+		rec.BadSchemaIDs = existing.rec.BadSchemaIDs
 		rec.Config.PartitionSpec = existing.rec.Config.PartitionSpec
 		rec.Config.Start = existing.rec.Config.Start
 	} else if rec.StartOffsets, err = m.startOffsets(kctx, cfg.Topic, cfg.Start); err != nil {
@@ -479,9 +480,36 @@ func (m *Manager) Resume(ctx context.Context, topic string) (Status, error) {
 		return Status{}, ErrNotConfigured
 	}
 	m.stopLocked(t)
+	if err := m.passSchema(ctx, t); err != nil {
+		return Status{}, err
+	}
 	m.startLocked(t)
 	m.log.Info("topic resumed", "topic", topic)
 	return m.status(ctx, t), nil
+}
+
+// passSchema records, for a topic suspended for its schema (a
+// schema-level kind) in error mode skip or dlq, that the resume moves past
+// that schema id: its records become bad records
+// (pipeline.Config.BadSchemaIDs). Errors: the store's.
+func (m *Manager) passSchema(ctx context.Context, t *topic) error {
+	m.mu.RLock()
+	se, rec := t.suspended, t.rec
+	m.mu.RUnlock()
+	schemaLevel := se != nil && (se.Kind == pipeline.KindUnsupportedSchema || se.Kind == pipeline.KindIncompatibleSchema)
+	mode := pipeline.ErrorMode(rec.Config.ErrorMode)
+	if !schemaLevel || mode == pipeline.ErrorModeSuspend || slices.Contains(rec.BadSchemaIDs, se.SchemaID) {
+		return nil
+	}
+	rec.BadSchemaIDs = append(slices.Clone(rec.BadSchemaIDs), se.SchemaID)
+	if err := m.putRecord(ctx, rec); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	t.rec = rec
+	m.mu.Unlock()
+	m.log.Info("resume moves past a schema", "topic", rec.Config.Topic, "schema_id", se.SchemaID, "error_mode", mode)
+	return nil
 }
 
 // Disable stops a topic's pipeline (it commits what it buffered). Without

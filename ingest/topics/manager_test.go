@@ -2,16 +2,20 @@ package topics_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	hamba "github.com/hamba/avro/v2"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -361,4 +365,48 @@ func TestEnableRefusals(t *testing.T) {
 func (e *env) loadSchema(t *testing.T) *iceberg.Schema {
 	t.Helper()
 	return iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+}
+
+// TestResumePastIncompatibleSchema: a record whose schema cannot evolve
+// into the table suspends the topic even in error mode skip; resuming
+// moves past that schema id for good (stored, so a restart does not
+// suspend again): its records are counted as bad, the rest continues.
+func TestResumePastIncompatibleSchema(t *testing.T) {
+	e := newEnv(t)
+	e.enable(func(c *topics.TopicConfig) { c.ErrorMode = "skip" })
+	e.produce(6)
+	e.waitRows(6)
+
+	bad := strings.Replace(demo.Schema, `{"name": "delay", "type": "long"}`, `{"name": "delay", "type": "string"}`, 1)
+	require.NotEqual(t, demo.Schema, bad)
+	ss, err := e.rc.CreateSchema(e.ctx, demo.Subject+"-other", sr.Schema{Schema: bad})
+	require.NoError(t, err)
+	sc, err := hamba.Parse(bad)
+	require.NoError(t, err)
+	body, err := hamba.Marshal(sc, map[string]any{"date": int64(0), "delay": "late", "distance": int64(1), "origin": "A", "destination": "B"})
+	require.NoError(t, err)
+	var h sr.ConfluentHeader
+	v, err := h.AppendEncode(nil, ss.ID, nil)
+	require.NoError(t, err)
+	e.produceRaw(0, append(v, body...))
+	st := e.waitState(topics.StateSuspended)
+	assert.Contains(t, st.Reason, "incompatible")
+
+	_, err = e.m.Resume(e.ctx, testTopic)
+	require.NoError(t, err)
+	e.produce(3)
+	e.waitRows(9)
+	e.produceRaw(1, append(v, body...))
+	e.produce(3)
+	e.waitRows(12)
+	st = e.waitState(topics.StateSyncing)
+	assert.EqualValues(t, 2, st.Errors["incompatible_schema"], "the suspension's record once, and the later one")
+
+	e.stop()
+	e.start()
+	e.produceRaw(2, append(v, body...))
+	e.produce(3)
+	e.waitRows(15)
+	st = e.waitState(topics.StateSyncing)
+	assert.EqualValues(t, 1, st.Errors["incompatible_schema"])
 }

@@ -33,6 +33,10 @@ type record struct {
 	// begins, resolved once from Config.Start; partitions the table's head
 	// has start there instead, and partitions added later at earliest.
 	StartOffsets map[int32]int64 `json:"start-offsets"`
+	// BadSchemaIDs are schema ids a resume moved past
+	// (pipeline.Config.BadSchemaIDs): in error mode skip or dlq their
+	// records are bad records instead of suspending the topic again.
+	BadSchemaIDs []int `json:"bad-schema-ids,omitempty"`
 	// Disabled: ingest stopped; the table stays Tarn's (read-only).
 	Disabled bool `json:"disabled,omitempty"`
 	// EnabledAt is when the topic was (last) enabled.

@@ -38,9 +38,9 @@ type topic struct {
 	pl *pipeline.Pipeline
 	// base holds the counters of earlier pipelines.
 	base counters
-	// suspendedKind is the error kind the current pipeline suspended at,
-	// "" if it did not.
-	suspendedKind pipeline.ErrorKind
+	// suspended is the error the current pipeline suspended with, nil if
+	// it did not.
+	suspended *pipeline.SuspendedError
 	// startErr is why the last pipeline could not be built; "" if it was.
 	startErr string
 	// src is the open source of the running pipeline, nil between runs.
@@ -109,7 +109,7 @@ func (m *Manager) supervise(ctx context.Context, t *topic) {
 			var se *pipeline.SuspendedError
 			if errors.As(err, &se) {
 				m.mu.Lock()
-				t.suspendedKind = se.Kind
+				t.suspended = se
 				m.mu.Unlock()
 				return
 			}
@@ -141,6 +141,7 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 	if err == nil {
 		pcfg.Cluster = rec.Cluster
 		pcfg.Format = pipeline.Format(rec.Config.Format)
+		pcfg.BadSchemaIDs = rec.BadSchemaIDs
 		var pl *pipeline.Pipeline
 		pl, err = pipeline.New(pcfg, pipeline.Deps{
 			Tables:     m.deps.Catalog.TableIO(m.deps.Warehouse),
@@ -152,9 +153,13 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			if t.pl != nil {
-				t.base.add(t.pl.Status(), t.suspendedKind)
+				var kind pipeline.ErrorKind
+				if t.suspended != nil {
+					kind = t.suspended.Kind
+				}
+				t.base.add(t.pl.Status(), kind)
 			}
-			t.pl, t.suspendedKind, t.startErr = pl, "", ""
+			t.pl, t.suspended, t.startErr = pl, nil, ""
 			return pl, nil
 		}
 	}
