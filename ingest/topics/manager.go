@@ -547,11 +547,16 @@ func (m *Manager) Disable(ctx context.Context, topic string, release bool) error
 	return nil
 }
 
-// Owner implements catalog.Owners.
+// Owner implements catalog.Owners: a topic owns its table and the table's
+// dead letter table (pipeline.DLQTable), which its pipeline writes in
+// error mode dlq.
 func (m *Manager) Owner(id catalog.Ident) (topic string, enabled bool, ok bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	t := m.byTable[identKey(id)]
+	if base, isDLQ := strings.CutSuffix(id.Name, pipeline.DLQSuffix); t == nil && isDLQ && base != "" {
+		t = m.byTable[identKey(catalog.Ident{Namespace: id.Namespace, Name: base})]
+	}
 	if t == nil {
 		return "", false, false
 	}
@@ -559,7 +564,8 @@ func (m *Manager) Owner(id catalog.Ident) (topic string, enabled bool, ok bool) 
 }
 
 // TableDropped implements catalog.Owners: the table of a disabled topic
-// was dropped, so its record goes too.
+// was dropped, so its record goes too (a dropped dead letter table leaves
+// the topic as it is).
 func (m *Manager) TableDropped(ctx context.Context, id catalog.Ident) error {
 	m.op.Lock()
 	defer m.op.Unlock()

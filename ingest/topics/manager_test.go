@@ -410,3 +410,25 @@ func TestResumePastIncompatibleSchema(t *testing.T) {
 	st = e.waitState(topics.StateSyncing)
 	assert.EqualValues(t, 1, st.Errors["incompatible_schema"])
 }
+
+// TestDLQTableOwned: a topic also owns its table's dead letter table:
+// external writes are refused, and dropping it (once the topic is
+// disabled) does not forget the topic.
+func TestDLQTableOwned(t *testing.T) {
+	e := newEnv(t)
+	e.enable(nil)
+	dlq := catalog.Ident{Namespace: tableIdent.Namespace, Name: tableIdent.Name + "_dlq"}
+	_, err := e.cat.CreateTable(e.ctx, e.wh, dlq.Namespace, spec.CreateTableRequest{Name: dlq.Name, Schema: e.loadSchema(t)})
+	require.NoError(t, err)
+	topic, enabled, ok := e.m.Owner(dlq)
+	assert.True(t, ok)
+	assert.True(t, enabled)
+	assert.Equal(t, testTopic, topic)
+	require.ErrorIs(t, e.cat.DropTable(e.ctx, e.wh, dlq, false), catalog.ErrTableOwned)
+	require.NoError(t, e.m.Disable(e.ctx, testTopic, false))
+	require.NoError(t, e.cat.DropTable(e.ctx, e.wh, dlq, false))
+	_, err = e.m.Get(e.ctx, testTopic)
+	require.NoError(t, err, "the topic stays")
+	_, _, ok = e.m.Owner(catalog.Ident{Namespace: tableIdent.Namespace, Name: "_dlq"})
+	assert.False(t, ok)
+}
