@@ -78,6 +78,7 @@ func TestErrorModes(t *testing.T) {
 			i := slices.IndexFunc(e.badRecords(fs), func(b badCase) bool { return b.kind == kind })
 			b := e.badRecords(fs)[i]
 			b.off = 10
+			e.budget = pipeline.NewBudget(1 << 20)
 			e.produceFlights(fs[:30], 0)
 			e.produceBad(b)
 			e.produceFlights(fs[30:60], 30)
@@ -96,12 +97,14 @@ func TestErrorModes(t *testing.T) {
 			assert.Equal(t, map[pipeline.ErrorKind]int64{kind: 1}, p.Status().Errors)
 			_, exists := e.dlqTable()
 			assert.False(t, exists)
+			assert.Zero(t, e.budget.Used(), "the reservation of the record suspended at is returned")
 		})
 	}
 
 	for _, mode := range []pipeline.ErrorMode{pipeline.ErrorModeSkip, pipeline.ErrorModeDLQ} {
 		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t)
+			e.budget = pipeline.NewBudget(1 << 20)
 			bad := e.badRecords(fs)
 			e.produceFlights(fs[:30], 0)
 			e.produceBad(bad...)
@@ -123,6 +126,7 @@ func TestErrorModes(t *testing.T) {
 				want[b.kind]++
 			}
 			assert.Equal(t, want, st.Errors)
+			assert.Zero(t, e.budget.Used(), "every reservation returned")
 
 			dlq, exists := e.dlqTable()
 			if mode == pipeline.ErrorModeSkip {

@@ -99,6 +99,7 @@ func TestSchemaEvolution(t *testing.T) {
 
 func testSchemaEvolution(t *testing.T, resumeMode pipeline.ErrorMode) {
 	e := newEnvWith(t, readingV1, func(c *pipeline.Config) { c.PartitionSpec = []string{} })
+	e.budget = pipeline.NewBudget(1 << 20)
 	const n = 25
 	meta := func(i int) map[string]any { return map[string]any{"source": "s" + itoa(i)} }
 	e.produceAvro(0, readingV1, 0, n, func(i int) map[string]any {
@@ -143,6 +144,7 @@ func testSchemaEvolution(t *testing.T, resumeMode pipeline.ErrorMode) {
 	assert.Equal(t, pipeline.StateSuspended, st.State)
 	assert.Equal(t, int64(3), st.SchemaUpdates, "v2, v3 and v4 each evolved the table once")
 	assert.Equal(t, map[int32]int64{0: 4 * n}, e.head())
+	assert.Zero(t, e.budget.Used(), "every reservation returned, through evolutions and the suspension")
 
 	sc := e.table().Schema()
 	requireField(t, sc, "id", iceberg.PrimitiveTypes.Int64, true)

@@ -152,6 +152,9 @@ type env struct {
 	prod     *kgo.Client
 	writer   hamba.Schema
 	schemaID int
+	// budget is the Deps.Budget of newPipeline; nil (unlimited) unless a
+	// test sets it.
+	budget *pipeline.Budget
 }
 
 func newEnv(t *testing.T) *env {
@@ -226,7 +229,7 @@ func (e *env) newPipeline(cfg pipeline.Config, tables table.CatalogIO) *pipeline
 	if tables == nil {
 		tables = e.tio
 	}
-	p, err := pipeline.New(cfg, pipeline.Deps{Tables: tables, Registry: e.rc, OpenSource: e.openSource,
+	p, err := pipeline.New(cfg, pipeline.Deps{Tables: tables, Registry: e.rc, OpenSource: e.openSource, Budget: e.budget,
 		Logger: slog.New(slog.NewTextHandler(e.t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(e.t, err)
 	return p

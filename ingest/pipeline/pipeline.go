@@ -370,35 +370,14 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 			return err
 		}
 		held := p.held
-		rerr, err := p.decode(ctx, rec)
-		if err != nil {
-			p.deps.Budget.release(est)
-			return err
-		}
-		if rerr != nil && rerr.Kind == KindIncompatibleSchema && rerr.writer != nil {
-			var reseeked bool
-			reseeked, rerr, err = p.evolveFor(ctx, rec, rerr)
-			if err != nil || reseeked {
-				return err
-			}
-		}
-		if rerr != nil {
-			p.update(func(st *Status) { st.Errors[rerr.Kind]++ })
-			if p.cfg.ErrorMode == ErrorModeSuspend || (rerr.Kind.schemaLevel() && !slices.Contains(p.cfg.BadSchemaIDs, rerr.SchemaID)) {
-				return p.suspend(ctx, rerr)
-			}
-			if p.cfg.ErrorMode == ErrorModeDLQ {
-				p.log.Warn("bad record to the dead letter table", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
-				p.buf.addBad(rec, rerr)
-				p.held++
-			} else {
-				p.log.Warn("bad record skipped", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
-			}
-			p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
-		}
+		reseeked, err := p.take(ctx, rec)
 		if p.held == held {
-			// Skipped: the buffer does not hold the record.
+			// Not buffered (skipped, suspended at, or to be read again):
+			// its reservation is not in use.
 			p.deps.Budget.release(est)
+		}
+		if err != nil || reseeked {
+			return err
 		}
 		p.next[rec.Partition] = rec.Offset + 1
 		if p.buf.bytes >= p.cfg.TargetFileSizeBytes {
@@ -409,6 +388,41 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 	}
 	return nil
+}
+
+// take decodes rec into the buffer (a row, or a dead letter row), evolving
+// the table's schema first when rec's writer schema needs it, and covers
+// its offset. It returns a *SuspendedError (after committing what came
+// before rec) when rec stops the topic, and reseeked when a flush
+// re-seeked the source (the caller drops the rest of the poll); other
+// errors end Run.
+func (p *Pipeline) take(ctx context.Context, rec *kgo.Record) (reseeked bool, err error) {
+	rerr, err := p.decode(ctx, rec)
+	if err != nil {
+		return false, err
+	}
+	if rerr != nil && rerr.Kind == KindIncompatibleSchema && rerr.writer != nil {
+		reseeked, rerr, err = p.evolveFor(ctx, rec, rerr)
+		if err != nil || reseeked {
+			return reseeked, err
+		}
+	}
+	if rerr == nil {
+		return false, nil
+	}
+	p.update(func(st *Status) { st.Errors[rerr.Kind]++ })
+	if p.cfg.ErrorMode == ErrorModeSuspend || (rerr.Kind.schemaLevel() && !slices.Contains(p.cfg.BadSchemaIDs, rerr.SchemaID)) {
+		return false, p.suspend(ctx, rerr)
+	}
+	if p.cfg.ErrorMode == ErrorModeDLQ {
+		p.log.Warn("bad record to the dead letter table", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
+		p.buf.addBad(rec, rerr)
+		p.held++
+	} else {
+		p.log.Warn("bad record skipped", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
+	}
+	p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
+	return false, nil
 }
 
 // admit reserves est bytes of the budget for a record about to be
