@@ -39,6 +39,7 @@ type env struct {
 	ctx    context.Context
 	kafka  *kfake.Cluster
 	rc     *sr.Client
+	regURL string
 	cat    *catalog.Catalog
 	wh     *catalog.Warehouse
 	store  *bolt.Store
@@ -72,7 +73,7 @@ func newEnv(t *testing.T) *env {
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	t.Cleanup(prod.Close)
-	e := &env{t: t, ctx: ctx, kafka: kc, rc: rc, cat: cat, wh: wh, store: store, prod: prod, values: values,
+	e := &env{t: t, ctx: ctx, kafka: kc, rc: rc, regURL: srv.URL(), cat: cat, wh: wh, store: store, prod: prod, values: values,
 		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	e.start()
 	return e

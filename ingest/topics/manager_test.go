@@ -2,7 +2,12 @@ package topics_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -431,4 +436,44 @@ func TestDLQTableOwned(t *testing.T) {
 	require.NoError(t, err, "the topic stays")
 	_, _, ok = e.m.Owner(catalog.Ident{Namespace: tableIdent.Namespace, Name: "_dlq"})
 	assert.False(t, ok)
+}
+
+// TestFailedTopicRestarts: when the registry fails under a running
+// topic, the topic is failed with the reason and restarted with backoff,
+// and recovers once the registry answers again, with nothing lost.
+func TestFailedTopicRestarts(t *testing.T) {
+	e := newEnv(t)
+	// The manager reaches the registry through a proxy the test can break.
+	var broken atomic.Bool
+	target, err := url.Parse(e.regURL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if broken.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	e.stop()
+	e.rc, err = sr.NewClient(sr.URLs(hs.URL))
+	require.NoError(t, err)
+	e.start()
+
+	broken.Store(true)
+	st, err := e.m.Enable(e.ctx, topics.TopicConfig{Topic: testTopic, Table: testTable, Format: "avro", TargetLagMs: 1000})
+	require.ErrorIs(t, err, topics.ErrUpstream, "an enable needs the registry")
+	assert.Empty(t, st.Topic)
+	broken.Store(false)
+	e.enable(nil)
+	e.waitState(topics.StateSyncing)
+
+	broken.Store(true)
+	e.produce(9) // their schema id is new to the pipeline: it must ask the registry
+	st = e.waitState(topics.StateFailed)
+	assert.Contains(t, st.Reason, "schema")
+	broken.Store(false)
+	e.waitRows(9)
+	e.waitState(topics.StateSyncing)
 }
