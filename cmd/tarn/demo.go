@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
+	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/server"
@@ -64,6 +65,7 @@ tarn serve does. Stop with Ctrl-C: buffered rows are committed first.`,
 	f.Int64Var(&cfg.rows, "rows", 0, "stop producing after this many rows (0: never)")
 	f.DurationVar(&cfg.targetLag, "target-lag", 2*time.Second, "commit buffered rows at least this often")
 	cfg.serve.idempotencyKeyLifetime = server.DefaultIdempotencyKeyLifetime
+	cfg.serve.ingestMemoryBytes = pipeline.DefaultMemoryBytes
 	return cmd
 }
 

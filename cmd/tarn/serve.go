@@ -20,6 +20,7 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/server"
 )
@@ -44,6 +45,7 @@ type serveConfig struct {
 	logLevel               string
 	idempotencyKeyLifetime time.Duration
 	kafka                  kafkaConfig
+	ingestMemoryBytes      int64
 }
 
 func newServeCmd() *cobra.Command {
@@ -77,6 +79,7 @@ the environment, which wins over the file.`,
 	f.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.DurationVar(&cfg.idempotencyKeyLifetime, "idempotency-key-lifetime", server.DefaultIdempotencyKeyLifetime, "how long Idempotency-Key responses are replayed")
 	cfg.kafka.register(f)
+	f.Int64Var(&cfg.ingestMemoryBytes, "ingest-memory-bytes", pipeline.DefaultMemoryBytes, "bytes of records all topics may buffer together before commits are forced early (0: unlimited)")
 	return cmd
 }
 
@@ -92,6 +95,9 @@ func newLogger(level string) (*slog.Logger, error) {
 func (cfg serveConfig) validate() error {
 	if cfg.idempotencyKeyLifetime < time.Second {
 		return fmt.Errorf("--idempotency-key-lifetime must be at least 1s, got %s", cfg.idempotencyKeyLifetime)
+	}
+	if cfg.ingestMemoryBytes < 0 {
+		return fmt.Errorf("--ingest-memory-bytes must not be negative, got %d", cfg.ingestMemoryBytes)
 	}
 	return cfg.kafka.validate()
 }
@@ -179,7 +185,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		return nil, err
 	}
 	mgr, err := topics.New(topics.Deps{Catalog: cat, Warehouse: wh, Store: store, Brokers: ing.Brokers, Kafka: ing.Kafka,
-		Registry: ing.Registry, Logger: log, Metrics: prometheus.DefaultRegisterer})
+		Registry: ing.Registry, Logger: log, Metrics: prometheus.DefaultRegisterer, Budget: pipeline.NewBudget(cfg.ingestMemoryBytes)})
 	if err != nil {
 		store.Close()
 		return nil, err

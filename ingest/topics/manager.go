@@ -48,6 +48,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics registers the per-topic metrics (metrics.go); none if nil.
 	Metrics prometheus.Registerer
+	// Budget bounds the records buffered by all the topics' pipelines
+	// together (pipeline.Budget); nil is unlimited.
+	Budget *pipeline.Budget
 }
 
 // Manager is the set of enabled topics and their pipelines. It owns their

@@ -148,6 +148,7 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 			Registry:   m.reg,
 			OpenSource: m.openSource(t),
 			Logger:     m.log,
+			Budget:     m.deps.Budget,
 		})
 		if err == nil {
 			m.mu.Lock()
