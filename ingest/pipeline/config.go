@@ -154,7 +154,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: unknown format %q (auto, avro, protobuf, json-schema, json or raw)", ErrInvalidConfig, c.Format)
 	}
 	for _, f := range c.PartitionSpec {
-		if _, err := parsePartitionField(f); err != nil {
+		if _, err := ParsePartitionField(f); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
 	}

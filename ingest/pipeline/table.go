@@ -202,24 +202,27 @@ func sameType(a, b iceberg.Type) bool {
 	}
 }
 
-// partitionField is one parsed entry of Config.PartitionSpec.
-type partitionField struct {
-	source    string // column name path, e.g. "_kafka.timestamp"
-	transform iceberg.Transform
+// PartitionField is one parsed entry of Config.PartitionSpec.
+type PartitionField struct {
+	// Source is the column's name path, e.g. "_kafka.timestamp".
+	Source    string
+	Transform iceberg.Transform
 }
 
-// parsePartitionField parses "fn(column)", "fn(N, column)" or "column".
-func parsePartitionField(s string) (partitionField, error) {
+// ParsePartitionField parses one entry of Config.PartitionSpec:
+// "fn(column)", "fn(N, column)" or "column" (identity). Errors name the
+// entry and what is wrong.
+func ParsePartitionField(s string) (PartitionField, error) {
 	s = strings.TrimSpace(s)
 	open := strings.IndexByte(s, '(')
 	if open < 0 {
 		if s == "" || strings.ContainsAny(s, "), ") {
-			return partitionField{}, fmt.Errorf("partition field %q: want a column name or transform(column)", s)
+			return PartitionField{}, fmt.Errorf("partition field %q: want a column name or transform(column)", s)
 		}
-		return partitionField{source: s, transform: iceberg.IdentityTransform{}}, nil
+		return PartitionField{Source: s, Transform: iceberg.IdentityTransform{}}, nil
 	}
 	if !strings.HasSuffix(s, ")") {
-		return partitionField{}, fmt.Errorf("partition field %q: missing closing parenthesis", s)
+		return PartitionField{}, fmt.Errorf("partition field %q: missing closing parenthesis", s)
 	}
 	fn := strings.ToLower(strings.TrimSpace(s[:open]))
 	args := strings.Split(s[open+1:len(s)-1], ",")
@@ -235,39 +238,39 @@ func parsePartitionField(s string) (partitionField, error) {
 	switch fn {
 	case "identity", "void", "year", "month", "day", "hour":
 		if len(args) != 1 {
-			return partitionField{}, fmt.Errorf("partition field %q: %s takes one column", s, fn)
+			return PartitionField{}, fmt.Errorf("partition field %q: %s takes one column", s, fn)
 		}
 		name = fn
 	case "bucket", "truncate":
 		if len(args) != 2 {
-			return partitionField{}, fmt.Errorf("partition field %q: %s takes a width and a column", s, fn)
+			return PartitionField{}, fmt.Errorf("partition field %q: %s takes a width and a column", s, fn)
 		}
 		n, err := strconv.Atoi(args[0])
 		if err != nil || n <= 0 {
-			return partitionField{}, fmt.Errorf("partition field %q: width %q is not a positive integer", s, args[0])
+			return PartitionField{}, fmt.Errorf("partition field %q: width %q is not a positive integer", s, args[0])
 		}
 		name = fmt.Sprintf("%s[%d]", fn, n)
 		args = args[1:]
 	default:
-		return partitionField{}, fmt.Errorf("partition field %q: unknown transform %q", s, fn)
+		return PartitionField{}, fmt.Errorf("partition field %q: unknown transform %q", s, fn)
 	}
 	if args[0] == "" {
-		return partitionField{}, fmt.Errorf("partition field %q: empty column name", s)
+		return PartitionField{}, fmt.Errorf("partition field %q: empty column name", s)
 	}
 	tr, err := iceberg.ParseTransform(name)
 	if err != nil {
-		return partitionField{}, fmt.Errorf("partition field %q: %v", s, err)
+		return PartitionField{}, fmt.Errorf("partition field %q: %v", s, err)
 	}
-	return partitionField{source: args[0], transform: tr}, nil
+	return PartitionField{Source: args[0], Transform: tr}, nil
 }
 
-// targetName names a partition field as Iceberg's Java API does (identity:
+// Name names a partition field as Iceberg's Java API does (identity:
 // the column; bucket: col_bucket; truncate: col_trunc; year/month/day/hour:
 // col_year...; void: col_null), with the dots of a nested path replaced by
 // underscores so that the name is one path segment and one SQL identifier.
-func (f partitionField) targetName() string {
-	base := strings.ReplaceAll(f.source, ".", "_")
-	switch f.transform.(type) {
+func (f PartitionField) Name() string {
+	base := strings.ReplaceAll(f.Source, ".", "_")
+	switch f.Transform.(type) {
 	case iceberg.IdentityTransform:
 		return base
 	case iceberg.BucketTransform:
@@ -277,7 +280,7 @@ func (f partitionField) targetName() string {
 	case iceberg.VoidTransform:
 		return base + "_null"
 	default:
-		return base + "_" + f.transform.String()
+		return base + "_" + f.Transform.String()
 	}
 }
 
@@ -287,18 +290,18 @@ func (f partitionField) targetName() string {
 func partitionSpec(sc *iceberg.Schema, fields []string) (iceberg.PartitionSpec, error) {
 	var opts []iceberg.PartitionOption
 	for _, s := range fields {
-		f, err := parsePartitionField(s)
+		f, err := ParsePartitionField(s)
 		if err != nil {
 			return iceberg.PartitionSpec{}, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
-		src, err := structPath(sc, f.source)
+		src, err := structPath(sc, f.Source)
 		if err != nil {
 			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition field %q: %v", ErrTableShape, s, err)
 		}
-		if !f.transform.CanTransform(src.Type) {
-			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition field %q: %s does not apply to %s column %s", ErrTableShape, s, f.transform, src.Type, f.source)
+		if !f.Transform.CanTransform(src.Type) {
+			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition field %q: %s does not apply to %s column %s", ErrTableShape, s, f.Transform, src.Type, f.Source)
 		}
-		opts = append(opts, iceberg.AddPartitionFieldBySourceID(src.ID, f.targetName(), f.transform, sc, nil))
+		opts = append(opts, iceberg.AddPartitionFieldBySourceID(src.ID, f.Name(), f.Transform, sc, nil))
 	}
 	ps, err := iceberg.NewPartitionSpecOpts(opts...)
 	if err != nil {

@@ -310,16 +310,8 @@ func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
 	return m.status(ctx, t), nil
 }
 
-// writerSchema is pipeline.WriterSchema with its errors classified. A
-// format the pipeline does not read yet may panic inside it (a missing
-// entry in its format table); that is turned into ErrInvalid rather than
-// taking the server down.
+// writerSchema is pipeline.WriterSchema with its errors classified.
 func writerSchema(ctx context.Context, reg pipeline.Registry, pcfg pipeline.Config) (user *iceberg.Schema, format pipeline.Format, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = errorf(ErrInvalid, "format %s is not supported by this build", pcfg.Format)
-		}
-	}()
 	sc, f, err := pipeline.WriterSchema(ctx, reg, pcfg)
 	switch {
 	case err == nil:
