@@ -6,12 +6,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	hamba "github.com/hamba/avro/v2"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
 // Decoder turns Avro binary payloads written with one writer schema into
@@ -51,10 +51,10 @@ import (
 // A Decoder is not safe for concurrent use; use one per goroutine. In steady
 // state Append allocates nothing.
 type Decoder struct {
-	schema  *arrow.Schema
-	root    recordNode
-	st      state
-	checked *arrow.Schema // last builder schema found compatible
+	schema *arrow.Schema
+	root   recordNode
+	st     state
+	check  codec.BuilderCheck
 }
 
 // Option configures a Decoder.
@@ -119,11 +119,8 @@ func (d *Decoder) ArrowSchema() *arrow.Schema { return d.schema }
 // On error nothing was appended. Errors are *FieldError wrapping
 // ErrMalformed or ErrOutOfRange (both ErrBadRecord), or ErrBuilderSchema.
 func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
-	if s := b.Schema(); s != d.checked {
-		if !sameShape(s, d.schema) {
-			return ErrBuilderSchema
-		}
-		d.checked = s
+	if err := d.check.Check(b, d.schema); err != nil {
+		return err
 	}
 
 	st := &d.st
@@ -150,27 +147,10 @@ func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
 	return nil
 }
 
-// sameShape reports whether two Arrow schemas have the same top-level
-// names, nullability and types (metadata aside), so every type assertion in
-// the write pass holds.
-func sameShape(a, b *arrow.Schema) bool {
-	if a.NumFields() != b.NumFields() {
-		return false
-	}
-	for i := range a.NumFields() {
-		fa, fb := a.Field(i), b.Field(i)
-		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !arrow.TypeEqual(fa.Type, fb.Type) {
-			return false
-		}
-	}
-
-	return true
-}
-
 // state is the per-Decoder scratch of one Append.
 type state struct {
 	r     *hamba.Reader
-	t     tape
+	t     tape.Tape
 	limit int64 // payload length: no length or count in it can be larger
 }
 
@@ -178,68 +158,7 @@ func (s *state) reset(payload []byte) {
 	s.r.Reset(payload)
 	s.r.Error = nil // Reset keeps the previous payload's error
 	s.limit = int64(len(payload))
-	s.t.reset()
-}
-
-// tape holds one row's converted values in read order, one slice per
-// representation; the write pass pops them in the same order.
-type tape struct {
-	ints   []int64 // bool, int, long, date, time, timestamp, null flags, union branches, counts
-	floats []float64
-	bytes  [][]byte // string, bytes, fixed, uuid, enum symbols, map keys
-	decs   []decimal128.Num
-	buf    []byte // backing store for bytes read from the payload
-
-	ni, nf, nb, nd int // read cursors of the write pass
-}
-
-// maxRetainedBytes caps the byte buffer a tape keeps between rows, so one
-// huge record does not pin its size for the decoder's lifetime.
-const maxRetainedBytes = 4 << 20
-
-func (t *tape) reset() {
-	if cap(t.buf) > maxRetainedBytes {
-		t.buf = nil
-	}
-	t.ints, t.floats, t.bytes, t.decs, t.buf = t.ints[:0], t.floats[:0], t.bytes[:0], t.decs[:0], t.buf[:0]
-	t.ni, t.nf, t.nb, t.nd = 0, 0, 0, 0
-}
-
-func (t *tape) int() int64 {
-	v := t.ints[t.ni]
-	t.ni++
-
-	return v
-}
-
-func (t *tape) float() float64 {
-	v := t.floats[t.nf]
-	t.nf++
-
-	return v
-}
-
-func (t *tape) byteSlice() []byte {
-	v := t.bytes[t.nb]
-	t.nb++
-
-	return v
-}
-
-func (t *tape) dec() decimal128.Num {
-	v := t.decs[t.nd]
-	t.nd++
-
-	return v
-}
-
-// take reserves n bytes of the tape's buffer. Slices handed out earlier stay
-// valid when the buffer grows: they keep the old backing array.
-func (t *tape) take(n int) []byte {
-	start := len(t.buf)
-	t.buf = slices.Grow(t.buf, n)[:start+n]
-
-	return t.buf[start : start+n : start+n]
+	s.t.Reset()
 }
 
 // node is one compiled step of the plan: read decodes a value of the writer
@@ -247,19 +166,19 @@ func (t *tape) take(n int) []byte {
 // the recorded value to the column's builder and cannot fail.
 type node interface {
 	read(s *state) error
-	write(t *tape, b array.Builder)
+	write(t *tape.Tape, b array.Builder)
 }
 
 func malformed(path string, format string, args ...any) error {
-	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)}
+	return codec.FieldErrorf(path, ErrMalformed, format, args...)
 }
 
 func outOfRange(path string, format string, args ...any) error {
-	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrOutOfRange}, args...)...)}
+	return codec.FieldErrorf(path, ErrOutOfRange, format, args...)
 }
 
 func incompatible(path string, format string, args ...any) error {
-	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrIncompatible}, args...)...)}
+	return codec.FieldErrorf(path, ErrIncompatible, format, args...)
 }
 
 // readErr turns the Reader's error, if any, into a malformed-payload error.
@@ -293,7 +212,7 @@ func readBytes(s *state, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := s.t.take(int(n))
+	b := s.t.Take(int(n))
 	if n > 0 {
 		s.r.Read(b)
 	}
@@ -318,7 +237,7 @@ func compileRecord(w *hamba.RecordSchema, target *iceberg.StructType, path strin
 	n := &recordNode{path: path}
 	used := make([]bool, len(target.FieldList))
 	for _, wf := range w.Fields() {
-		fp := join(path, wf.Name())
+		fp := codec.JoinPath(path, wf.Name())
 		if slices.Contains(callerColumns, wf.Name()) {
 			return nil, incompatible(fp, "the writer has a field named like the reserved column %q", wf.Name())
 		}
@@ -339,7 +258,7 @@ func compileRecord(w *hamba.RecordSchema, target *iceberg.StructType, path strin
 			continue
 		}
 		if tf.Required {
-			return nil, incompatible(join(path, tf.Name), "required column missing from the writer schema")
+			return nil, incompatible(codec.JoinPath(path, tf.Name), "required column missing from the writer schema")
 		}
 		n.missing = append(n.missing, col)
 	}
@@ -359,7 +278,7 @@ func (n *recordNode) readFields(s *state) error {
 
 func (n *recordNode) read(s *state) error { return n.readFields(s) }
 
-func (n *recordNode) write(t *tape, b array.Builder) {
+func (n *recordNode) write(t *tape.Tape, b array.Builder) {
 	sb := b.(*array.StructBuilder)
 	sb.Append(true)
 	for i := range n.fields {
@@ -389,7 +308,7 @@ func compile(w hamba.Schema, tt iceberg.Type, required bool, path string) (node,
 		if !ok {
 			return nil, incompatible(path, "writer array, table %s", tt)
 		}
-		ep := join(path, "element")
+		ep := codec.JoinPath(path, "element")
 		elem, err := compile(w.Items(), lt.Element, lt.ElementRequired, ep)
 		if err != nil {
 			return nil, err
@@ -401,7 +320,7 @@ func compile(w hamba.Schema, tt iceberg.Type, required bool, path string) (node,
 		if !ok || !mt.KeyType.Equals(iceberg.PrimitiveTypes.String) {
 			return nil, incompatible(path, "writer map<string, ...>, table %s", tt)
 		}
-		val, err := compile(w.Values(), mt.ValueType, mt.ValueRequired, join(path, "value"))
+		val, err := compile(w.Values(), mt.ValueType, mt.ValueRequired, codec.JoinPath(path, "value"))
 		if err != nil {
 			return nil, err
 		}
@@ -436,12 +355,12 @@ func compileUnion(w *hamba.UnionSchema, tt iceberg.Type, required bool, path str
 	// Every field of a union's struct is null in rows of the other branches.
 	for _, tf := range st.FieldList {
 		if tf.Required {
-			return nil, incompatible(join(path, tf.Name), "union branch fields must be optional in the table")
+			return nil, incompatible(codec.JoinPath(path, tf.Name), "union branch fields must be optional in the table")
 		}
 	}
 	n := &choiceNode{path: path, null: u.null, byIndex: make([]choice, len(w.Types())), width: len(st.FieldList)}
 	for _, b := range u.branches {
-		bp := join(path, b.name)
+		bp := codec.JoinPath(path, b.name)
 		col := slices.IndexFunc(st.FieldList, func(f iceberg.NestedField) bool { return f.Name == b.name })
 		if col < 0 {
 			return nil, incompatible(bp, "the table's union struct has no field for this branch; evolve the table first")
@@ -473,11 +392,11 @@ func (n *optionNode) read(s *state) error {
 	}
 	switch {
 	case i == int64(n.index):
-		s.t.ints = append(s.t.ints, 1)
+		s.t.PutInt(1)
 
 		return n.inner.read(s)
 	case i == int64(n.null) && n.null >= 0:
-		s.t.ints = append(s.t.ints, 0)
+		s.t.PutInt(0)
 
 		return nil
 	}
@@ -485,8 +404,8 @@ func (n *optionNode) read(s *state) error {
 	return malformed(n.path, "union index %d, the union has %d branches", i, n.branches)
 }
 
-func (n *optionNode) write(t *tape, b array.Builder) {
-	if t.int() == 0 {
+func (n *optionNode) write(t *tape.Tape, b array.Builder) {
+	if t.Int() == 0 {
 		b.AppendNull()
 
 		return
@@ -516,7 +435,7 @@ func (n *choiceNode) read(s *state) error {
 	if i < 0 || i >= int64(len(n.byIndex)) {
 		return malformed(n.path, "union index %d, the union has %d branches", i, len(n.byIndex))
 	}
-	s.t.ints = append(s.t.ints, i)
+	s.t.PutInt(i)
 	if int(i) == n.null {
 		return nil
 	}
@@ -524,9 +443,9 @@ func (n *choiceNode) read(s *state) error {
 	return n.byIndex[i].node.read(s)
 }
 
-func (n *choiceNode) write(t *tape, b array.Builder) {
+func (n *choiceNode) write(t *tape.Tape, b array.Builder) {
 	sb := b.(*array.StructBuilder)
-	i := int(t.int())
+	i := int(t.Int())
 	if i == n.null {
 		sb.AppendNull()
 
@@ -553,9 +472,9 @@ func (n *listNode) read(s *state) error {
 	return readBlocks(s, n.path, func() error { return n.elem.read(s) })
 }
 
-func (n *listNode) write(t *tape, b array.Builder) {
+func (n *listNode) write(t *tape.Tape, b array.Builder) {
 	lb := b.(*array.ListBuilder)
-	c := t.int()
+	c := t.Int()
 	lb.Append(true)
 	vb := lb.ValueBuilder()
 	for range c {
@@ -580,8 +499,7 @@ func readBlock(s *state, path string) (int64, error) {
 // readBlocks reads the blocks of an array or map, calling item once per
 // item, and puts the total item count on the tape ahead of the items.
 func readBlocks(s *state, path string, item func() error) error {
-	at := len(s.t.ints)
-	s.t.ints = append(s.t.ints, 0)
+	at := s.t.PutCount()
 	var total int64
 	for {
 		c, err := readBlock(s, path)
@@ -598,7 +516,7 @@ func readBlocks(s *state, path string, item func() error) error {
 		}
 		total += c
 	}
-	s.t.ints[at] = total
+	s.t.SetCount(at, total)
 	return nil
 }
 
@@ -610,52 +528,27 @@ type mapNode struct {
 }
 
 func (n *mapNode) read(s *state) error {
-	kp := join(n.path, "key")
+	kp := codec.JoinPath(n.path, "key")
 	return readBlocks(s, n.path, func() error {
 		k, err := readString(s, kp)
 		if err != nil {
 			return err
 		}
-		s.t.bytes = append(s.t.bytes, k)
+		s.t.PutBytes(k)
 		return n.val.read(s)
 	})
 }
 
-func (n *mapNode) write(t *tape, b array.Builder) {
+func (n *mapNode) write(t *tape.Tape, b array.Builder) {
 	mb := b.(*array.MapBuilder)
-	c := t.int()
+	c := t.Int()
 	mb.Append(true)
 	kb := mb.KeyBuilder().(*array.StringBuilder)
 	ib := mb.ItemBuilder()
 	for range c {
-		kb.BinaryBuilder.Append(t.byteSlice())
+		kb.BinaryBuilder.Append(t.Bytes())
 		n.val.write(t, ib)
 	}
-}
-
-// promotable reports whether a writer type may be written to a table
-// column of type to: equal types, or one of the promotions Iceberg allows
-// (Iceberg spec, "Schema Evolution"; DESIGN.md "Schema evolution").
-func promotable(from, to iceberg.Type) bool {
-	if from.Equals(to) {
-		return true
-	}
-	switch f := from.(type) {
-	case iceberg.Int32Type:
-		_, ok := to.(iceberg.Int64Type)
-
-		return ok
-	case iceberg.Float32Type:
-		_, ok := to.(iceberg.Float64Type)
-
-		return ok
-	case iceberg.DecimalType:
-		t, ok := to.(iceberg.DecimalType)
-
-		return ok && f.Scale() == t.Scale() && f.Precision() <= t.Precision()
-	}
-
-	return false
 }
 
 var _ codec.Decoder = (*Decoder)(nil)

@@ -50,14 +50,5 @@ var (
 // name), or empty for the record as a whole.
 type FieldError = codec.FieldError
 
-// join appends name to a dot-separated path.
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-
-	return path + "." + name
-}
-
 // sanitize turns an Avro full name into one Iceberg name segment.
 func sanitize(fullName string) string { return strings.ReplaceAll(fullName, ".", "_") }

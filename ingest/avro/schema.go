@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	hamba "github.com/hamba/avro/v2"
+
+	"github.com/tarnhq/tarn/ingest/codec"
 )
 
 // ToIceberg maps an Avro record schema to an Iceberg schema, following
@@ -85,7 +87,7 @@ func (m *mapper) record(rec *hamba.RecordSchema, path string) (*iceberg.StructTy
 
 	fields := make([]iceberg.NestedField, 0, len(rec.Fields()))
 	for _, f := range rec.Fields() {
-		fp := join(path, f.Name())
+		fp := codec.JoinPath(path, f.Name())
 		t, optional, err := m.typeOf(f.Type(), fp)
 		if err != nil {
 			return nil, err
@@ -105,14 +107,14 @@ func (m *mapper) typeOf(s hamba.Schema, path string) (iceberg.Type, bool, error)
 
 		return t, false, err
 	case *hamba.ArraySchema:
-		elem, optional, err := m.typeOf(s.Items(), join(path, "element"))
+		elem, optional, err := m.typeOf(s.Items(), codec.JoinPath(path, "element"))
 		if err != nil {
 			return nil, false, err
 		}
 
 		return &iceberg.ListType{Element: elem, ElementRequired: !optional}, false, nil
 	case *hamba.MapSchema:
-		val, optional, err := m.typeOf(s.Values(), join(path, "value"))
+		val, optional, err := m.typeOf(s.Values(), codec.JoinPath(path, "value"))
 		if err != nil {
 			return nil, false, err
 		}
@@ -130,7 +132,7 @@ func (m *mapper) typeOf(s hamba.Schema, path string) (iceberg.Type, bool, error)
 		}
 		fields := make([]iceberg.NestedField, 0, len(u.branches))
 		for _, b := range u.branches {
-			t, _, err := m.typeOf(b.schema, join(path, b.name))
+			t, _, err := m.typeOf(b.schema, codec.JoinPath(path, b.name))
 			if err != nil {
 				return nil, false, err
 			}

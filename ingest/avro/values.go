@@ -4,13 +4,14 @@ import (
 	"math"
 	"unicode/utf8"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	hamba "github.com/hamba/avro/v2"
+
+	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
 // leafKind is one (Avro encoding → Arrow builder) conversion.
@@ -38,6 +39,29 @@ const (
 	kTimestampMicros                 // long ((local-)timestamp-micros) → Timestamp µs
 )
 
+// writeKinds maps each conversion to the Arrow builder its column has.
+var writeKinds = [...]tape.Kind{
+	kBool:            tape.Bool,
+	kInt:             tape.Int32,
+	kIntToLong:       tape.Int64,
+	kLong:            tape.Int64,
+	kFloat:           tape.Float32,
+	kFloatToDouble:   tape.Float64,
+	kDouble:          tape.Float64,
+	kString:          tape.StringBytes,
+	kBytes:           tape.Binary,
+	kEnum:            tape.StringBytes,
+	kFixed:           tape.FixedBinary,
+	kUUID:            tape.UUID,
+	kDecimalBytes:    tape.Decimal128,
+	kDecimalFixed:    tape.Decimal128,
+	kDate:            tape.Date32,
+	kTimeMillis:      tape.Time64,
+	kTimeMicros:      tape.Time64,
+	kTimestampMillis: tape.Timestamp,
+	kTimestampMicros: tape.Timestamp,
+}
+
 // microsPerDay bounds an Iceberg time: microseconds since midnight.
 const microsPerDay = 86_400_000_000
 
@@ -58,7 +82,7 @@ func compileLeaf(w hamba.Schema, tt iceberg.Type, path string) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !promotable(wt, tt) {
+	if !codec.Promotes(wt, tt) {
 		return nil, incompatible(path, "writer %s, table %s", wt, tt)
 	}
 	n := &leafNode{path: path}
@@ -132,15 +156,11 @@ func (n *leafNode) read(s *state) error {
 	r, t := s.r, &s.t
 	switch n.kind {
 	case kBool:
-		if r.ReadBool() {
-			t.ints = append(t.ints, 1)
-		} else {
-			t.ints = append(t.ints, 0)
-		}
+		t.PutBool(r.ReadBool())
 	case kInt, kIntToLong, kDate:
-		t.ints = append(t.ints, int64(r.ReadInt()))
+		t.PutInt(int64(r.ReadInt()))
 	case kLong, kTimestampMicros:
-		t.ints = append(t.ints, r.ReadLong())
+		t.PutInt(r.ReadLong())
 	case kTimeMillis:
 		v := int64(r.ReadInt()) * 1000
 		if err := readErr(s, n.path); err != nil {
@@ -149,7 +169,7 @@ func (n *leafNode) read(s *state) error {
 		if v < 0 || v >= microsPerDay {
 			return outOfRange(n.path, "time-millis %d is not a time of day", v/1000)
 		}
-		t.ints = append(t.ints, v)
+		t.PutInt(v)
 	case kTimeMicros:
 		v := r.ReadLong()
 		if err := readErr(s, n.path); err != nil {
@@ -158,7 +178,7 @@ func (n *leafNode) read(s *state) error {
 		if v < 0 || v >= microsPerDay {
 			return outOfRange(n.path, "time-micros %d is not a time of day", v)
 		}
-		t.ints = append(t.ints, v)
+		t.PutInt(v)
 	case kTimestampMillis:
 		v := r.ReadLong()
 		if err := readErr(s, n.path); err != nil {
@@ -167,23 +187,23 @@ func (n *leafNode) read(s *state) error {
 		if v > math.MaxInt64/1000 || v < math.MinInt64/1000 {
 			return outOfRange(n.path, "timestamp-millis %d overflows microseconds", v)
 		}
-		t.ints = append(t.ints, v*1000)
+		t.PutInt(v * 1000)
 	case kFloat, kFloatToDouble:
-		t.floats = append(t.floats, float64(r.ReadFloat()))
+		t.PutFloat(float64(r.ReadFloat()))
 	case kDouble:
-		t.floats = append(t.floats, r.ReadDouble())
+		t.PutFloat(r.ReadDouble())
 	case kString:
 		b, err := readString(s, n.path)
 		if err != nil {
 			return err
 		}
-		t.bytes = append(t.bytes, b)
+		t.PutBytes(b)
 	case kBytes:
 		b, err := readBytes(s, n.path)
 		if err != nil {
 			return err
 		}
-		t.bytes = append(t.bytes, b)
+		t.PutBytes(b)
 	case kEnum:
 		i := r.ReadInt()
 		if err := readErr(s, n.path); err != nil {
@@ -192,11 +212,11 @@ func (n *leafNode) read(s *state) error {
 		if i < 0 || int(i) >= len(n.symbols) {
 			return malformed(n.path, "enum index %d, the enum has %d symbols", i, len(n.symbols))
 		}
-		t.bytes = append(t.bytes, n.symbols[i])
+		t.PutBytes(n.symbols[i])
 	case kFixed:
-		b := t.take(n.size)
+		b := t.Take(n.size)
 		r.Read(b)
-		t.bytes = append(t.bytes, b)
+		t.PutBytes(b)
 	case kUUID:
 		return n.readUUID(s)
 	case kDecimalBytes, kDecimalFixed:
@@ -228,9 +248,7 @@ func (n *leafNode) readUUID(s *state) error {
 	if err != nil {
 		return outOfRange(n.path, "%q is not a uuid", str)
 	}
-	b := s.t.take(16)
-	copy(b, u[:])
-	s.t.bytes = append(s.t.bytes, b)
+	s.t.Keep(u[:])
 
 	return nil
 }
@@ -238,7 +256,7 @@ func (n *leafNode) readUUID(s *state) error {
 func (n *leafNode) readDecimal(s *state) error {
 	var b []byte
 	if n.kind == kDecimalFixed {
-		b = s.t.take(n.size)
+		b = s.t.Take(n.size)
 		s.r.Read(b)
 		if err := readErr(s, n.path); err != nil {
 			return err
@@ -256,7 +274,7 @@ func (n *leafNode) readDecimal(s *state) error {
 	if !v.FitsInPrecision(n.prec) {
 		return outOfRange(n.path, "decimal %s overflows decimal(%d,%d)", v.ToString(n.scale), n.prec, n.scale)
 	}
-	s.t.decs = append(s.t.decs, v)
+	s.t.PutDec(v)
 
 	return nil
 }
@@ -294,33 +312,4 @@ func decimalFromBytes(b []byte) (decimal128.Num, bool) {
 	return decimal128.New(int64(hi), lo), true
 }
 
-func (n *leafNode) write(t *tape, b array.Builder) {
-	switch n.kind {
-	case kBool:
-		b.(*array.BooleanBuilder).Append(t.int() != 0)
-	case kInt:
-		b.(*array.Int32Builder).Append(int32(t.int()))
-	case kIntToLong, kLong:
-		b.(*array.Int64Builder).Append(t.int())
-	case kFloat:
-		b.(*array.Float32Builder).Append(float32(t.float()))
-	case kFloatToDouble, kDouble:
-		b.(*array.Float64Builder).Append(t.float())
-	case kString, kEnum:
-		b.(*array.StringBuilder).BinaryBuilder.Append(t.byteSlice())
-	case kBytes:
-		b.(*array.BinaryBuilder).Append(t.byteSlice())
-	case kFixed:
-		b.(*array.FixedSizeBinaryBuilder).Append(t.byteSlice())
-	case kUUID:
-		b.(*extensions.UUIDBuilder).AppendBytes([16]byte(t.byteSlice()))
-	case kDecimalBytes, kDecimalFixed:
-		b.(*array.Decimal128Builder).Append(t.dec())
-	case kDate:
-		b.(*array.Date32Builder).Append(arrow.Date32(t.int()))
-	case kTimeMillis, kTimeMicros:
-		b.(*array.Time64Builder).Append(arrow.Time64(t.int()))
-	case kTimestampMillis, kTimestampMicros:
-		b.(*array.TimestampBuilder).Append(arrow.Timestamp(t.int()))
-	}
-}
+func (n *leafNode) write(t *tape.Tape, b array.Builder) { t.Write(writeKinds[n.kind], b) }

@@ -14,6 +14,7 @@ package codec
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -85,6 +86,24 @@ func (e *FieldError) Error() string {
 }
 
 func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldErrorf returns a *FieldError at path whose Err wraps sentinel
+// (ErrMalformed, ErrIncompatible, ...) and reads "<sentinel>: <message>",
+// the message formatted from format and args as by fmt.Errorf (so a %w
+// in format wraps its argument too).
+func FieldErrorf(path string, sentinel error, format string, args ...any) error {
+	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)}
+}
+
+// JoinPath appends name (a field name, or "element", "key", "value") to
+// a FieldError path; an empty path is the record itself.
+func JoinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+
+	return path + "." + name
+}
 
 // Kind returns a specific sentinel: its message stands alone, and
 // errors.Is also matches parent.

@@ -39,7 +39,7 @@ func Fits(writer, target *iceberg.Schema, callerColumns ...string) error {
 
 func fitsFields(writer, target []iceberg.NestedField, path string, skip []string) error {
 	for _, w := range writer {
-		p := join(path, w.Name)
+		p := JoinPath(path, w.Name)
 		i := slices.IndexFunc(target, func(t iceberg.NestedField) bool { return t.Name == w.Name })
 		if i < 0 {
 			return &FieldError{Path: p, Err: fmt.Errorf("%w: the table has no column %s (%s): add it as an optional column", ErrIncompatible, p, w.Type)}
@@ -57,7 +57,7 @@ func fitsFields(writer, target []iceberg.NestedField, path string, skip []string
 			continue
 		}
 		if !slices.ContainsFunc(writer, func(w iceberg.NestedField) bool { return w.Name == t.Name }) {
-			p := join(path, t.Name)
+			p := JoinPath(path, t.Name)
 			return &FieldError{Path: p, Err: fmt.Errorf("%w: the writer has no field %s, a required column: make the column optional", ErrIncompatible, p)}
 		}
 	}
@@ -72,7 +72,7 @@ func fitsType(w, t iceberg.Type, path string) error {
 		}
 	case *iceberg.ListType:
 		if tt, ok := t.(*iceberg.ListType); ok {
-			p := join(path, "element")
+			p := JoinPath(path, "element")
 			if !wt.ElementRequired && tt.ElementRequired {
 				return &FieldError{Path: p, Err: fmt.Errorf("%w: optional list element into a required one", ErrIncompatible)}
 			}
@@ -80,10 +80,10 @@ func fitsType(w, t iceberg.Type, path string) error {
 		}
 	case *iceberg.MapType:
 		if tt, ok := t.(*iceberg.MapType); ok {
-			if err := fitsType(wt.KeyType, tt.KeyType, join(path, "key")); err != nil {
+			if err := fitsType(wt.KeyType, tt.KeyType, JoinPath(path, "key")); err != nil {
 				return err
 			}
-			p := join(path, "value")
+			p := JoinPath(path, "value")
 			if !wt.ValueRequired && tt.ValueRequired {
 				return &FieldError{Path: p, Err: fmt.Errorf("%w: optional map value into a required one", ErrIncompatible)}
 			}
@@ -117,12 +117,4 @@ func Promotes(from, to iceberg.Type) bool {
 		}
 	}
 	return from.Equals(to)
-}
-
-// join appends name to a dot-separated path.
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }

@@ -12,11 +12,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
 // Decoder turns JSON objects into rows of an Arrow record whose schema
@@ -82,10 +82,10 @@ import (
 //
 // A Decoder is not safe for concurrent use; use one per goroutine.
 type Decoder struct {
-	schema  *arrow.Schema
-	root    structNode
-	t       tape
-	checked *arrow.Schema // last builder schema found compatible
+	schema *arrow.Schema
+	root   structNode
+	t      tape.Tape
+	check  codec.BuilderCheck
 }
 
 // Option configures a Decoder.
@@ -179,15 +179,12 @@ func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
 // [Parse], as one row to b. ingest/jsonschema uses it to validate and
 // convert one parse of the payload. Errors are those of Append.
 func (d *Decoder) AppendValue(b *array.RecordBuilder, obj map[string]any) error {
-	if s := b.Schema(); s != d.checked {
-		if !sameShape(s, d.schema) {
-			return codec.ErrBuilderSchema
-		}
-		d.checked = s
+	if err := d.check.Check(b, d.schema); err != nil {
+		return err
 	}
 
 	t := &d.t
-	t.reset()
+	t.Reset()
 	if err := d.root.readFields(t, obj); err != nil {
 		return err
 	}
@@ -232,100 +229,12 @@ func Parse(payload []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-// sameShape reports whether two Arrow schemas have the same top-level
-// names, nullability and types (metadata aside), so every type assertion in
-// the write pass holds.
-func sameShape(a, b *arrow.Schema) bool {
-	if a.NumFields() != b.NumFields() {
-		return false
-	}
-	for i := range a.NumFields() {
-		fa, fb := a.Field(i), b.Field(i)
-		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !arrow.TypeEqual(fa.Type, fb.Type) {
-			return false
-		}
-	}
-
-	return true
-}
-
-// tape holds one row's converted values in read order, one slice per
-// representation; the write pass pops them in the same order.
-type tape struct {
-	ints   []int64 // presence flags, bool, int, long, date, time, timestamp, counts
-	floats []float64
-	strs   []string // strings, map keys
-	bytes  [][]byte // binary, fixed, uuid
-	decs   []decimal128.Num
-	buf    []byte // backing store for decoded bytes
-
-	ni, nf, ns, nb, nd int // read cursors of the write pass
-}
-
-// maxRetainedBytes caps the byte buffer a tape keeps between rows, so one
-// huge record does not pin its size for the decoder's lifetime.
-const maxRetainedBytes = 4 << 20
-
-func (t *tape) reset() {
-	if cap(t.buf) > maxRetainedBytes {
-		t.buf = nil
-	}
-	// Drop references to the previous row's strings so they can be freed.
-	clear(t.strs)
-	t.ints, t.floats, t.strs, t.bytes, t.decs, t.buf = t.ints[:0], t.floats[:0], t.strs[:0], t.bytes[:0], t.decs[:0], t.buf[:0]
-	t.ni, t.nf, t.ns, t.nb, t.nd = 0, 0, 0, 0, 0
-}
-
-func (t *tape) int() int64 {
-	v := t.ints[t.ni]
-	t.ni++
-
-	return v
-}
-
-func (t *tape) float() float64 {
-	v := t.floats[t.nf]
-	t.nf++
-
-	return v
-}
-
-func (t *tape) str() string {
-	v := t.strs[t.ns]
-	t.ns++
-
-	return v
-}
-
-func (t *tape) byteSlice() []byte {
-	v := t.bytes[t.nb]
-	t.nb++
-
-	return v
-}
-
-func (t *tape) dec() decimal128.Num {
-	v := t.decs[t.nd]
-	t.nd++
-
-	return v
-}
-
-// take reserves n bytes of the tape's buffer. Slices handed out earlier stay
-// valid when the buffer grows: they keep the old backing array.
-func (t *tape) take(n int) []byte {
-	start := len(t.buf)
-	t.buf = slices.Grow(t.buf, n)[:start+n]
-
-	return t.buf[start : start+n : start+n]
-}
-
 // node is one compiled step of the plan: read converts a non-null JSON
 // value and checks it, recording the result on the tape; write appends the
 // recorded value to the column's builder and cannot fail.
 type node interface {
-	read(t *tape, v any) error
-	write(t *tape, b array.Builder)
+	read(t *tape.Tape, v any) error
+	write(t *tape.Tape, b array.Builder)
 }
 
 // slot is a position that may hold null: a struct field, a list element or
@@ -336,7 +245,7 @@ type slot struct {
 	node     node
 }
 
-func (s *slot) read(t *tape, v any, present bool) error {
+func (s *slot) read(t *tape.Tape, v any, present bool) error {
 	if !present || v == nil {
 		if s.required {
 			if !present {
@@ -345,17 +254,17 @@ func (s *slot) read(t *tape, v any, present bool) error {
 
 			return malformed(s.path, "required value is null")
 		}
-		t.ints = append(t.ints, 0)
+		t.PutInt(0)
 
 		return nil
 	}
-	t.ints = append(t.ints, 1)
+	t.PutInt(1)
 
 	return s.node.read(t, v)
 }
 
-func (s *slot) write(t *tape, b array.Builder) {
-	if t.int() == 0 {
+func (s *slot) write(t *tape.Tape, b array.Builder) {
+	if t.Int() == 0 {
 		b.AppendNull()
 
 		return
@@ -376,7 +285,7 @@ type fieldNode struct {
 	col  int // index of the target field
 }
 
-func (n *structNode) readFields(t *tape, obj map[string]any) error {
+func (n *structNode) readFields(t *tape.Tape, obj map[string]any) error {
 	for i := range n.fields {
 		f := &n.fields[i]
 		v, ok := obj[f.name]
@@ -388,7 +297,7 @@ func (n *structNode) readFields(t *tape, obj map[string]any) error {
 	return nil
 }
 
-func (n *structNode) read(t *tape, v any) error {
+func (n *structNode) read(t *tape.Tape, v any) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return malformed(n.path, "want a JSON object, got %s", jsonKind(v))
@@ -397,7 +306,7 @@ func (n *structNode) read(t *tape, v any) error {
 	return n.readFields(t, obj)
 }
 
-func (n *structNode) write(t *tape, b array.Builder) {
+func (n *structNode) write(t *tape.Tape, b array.Builder) {
 	sb := b.(*array.StructBuilder)
 	sb.Append(true)
 	for i := range n.fields {
@@ -413,12 +322,12 @@ type listNode struct {
 	elem slot
 }
 
-func (n *listNode) read(t *tape, v any) error {
+func (n *listNode) read(t *tape.Tape, v any) error {
 	arr, ok := v.([]any)
 	if !ok {
 		return malformed(n.path, "want a JSON array, got %s", jsonKind(v))
 	}
-	t.ints = append(t.ints, int64(len(arr)))
+	t.PutInt(int64(len(arr)))
 	for _, e := range arr {
 		if err := n.elem.read(t, e, true); err != nil {
 			return err
@@ -428,9 +337,9 @@ func (n *listNode) read(t *tape, v any) error {
 	return nil
 }
 
-func (n *listNode) write(t *tape, b array.Builder) {
+func (n *listNode) write(t *tape.Tape, b array.Builder) {
 	lb := b.(*array.ListBuilder)
-	c := t.int()
+	c := t.Int()
 	lb.Append(true)
 	vb := lb.ValueBuilder()
 	for range c {
@@ -445,15 +354,15 @@ type mapNode struct {
 	val  slot
 }
 
-func (n *mapNode) read(t *tape, v any) error {
+func (n *mapNode) read(t *tape.Tape, v any) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return malformed(n.path, "want a JSON object, got %s", jsonKind(v))
 	}
-	t.ints = append(t.ints, int64(len(obj)))
+	t.PutInt(int64(len(obj)))
 	// Key order makes the stored map, and so the data files, deterministic.
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		t.strs = append(t.strs, k)
+		t.PutStr(k)
 		if err := n.val.read(t, obj[k], true); err != nil {
 			return err
 		}
@@ -462,14 +371,14 @@ func (n *mapNode) read(t *tape, v any) error {
 	return nil
 }
 
-func (n *mapNode) write(t *tape, b array.Builder) {
+func (n *mapNode) write(t *tape.Tape, b array.Builder) {
 	mb := b.(*array.MapBuilder)
-	c := t.int()
+	c := t.Int()
 	mb.Append(true)
 	kb := mb.KeyBuilder().(*array.StringBuilder)
 	ib := mb.ItemBuilder()
 	for range c {
-		kb.Append(t.str())
+		kb.Append(t.Str())
 		n.val.write(t, ib)
 	}
 }
@@ -486,7 +395,7 @@ func (c *compiler) structOf(fields []iceberg.NestedField, path string, callerCol
 		if slices.Contains(callerColumns, f.Name) {
 			continue
 		}
-		fp := join(path, f.Name)
+		fp := codec.JoinPath(path, f.Name)
 		fn, err := c.compile(f.Type, fp)
 		if err != nil {
 			return nil, err
@@ -507,7 +416,7 @@ func (c *compiler) compile(tt iceberg.Type, path string) (node, error) {
 
 		return c.structOf(tt.FieldList, path, nil)
 	case *iceberg.ListType:
-		ep := join(path, "element")
+		ep := codec.JoinPath(path, "element")
 		elem, err := c.compile(tt.Element, ep)
 		if err != nil {
 			return nil, err
@@ -518,7 +427,7 @@ func (c *compiler) compile(tt iceberg.Type, path string) (node, error) {
 		if !tt.KeyType.Equals(iceberg.PrimitiveTypes.String) {
 			return nil, unsupported(path, "map keys of type %s: JSON object keys are strings", tt.KeyType)
 		}
-		vp := join(path, "value")
+		vp := codec.JoinPath(path, "value")
 		val, err := c.compile(tt.ValueType, vp)
 		if err != nil {
 			return nil, err
@@ -560,24 +469,15 @@ func jsonKind(v any) string {
 }
 
 func malformed(path string, format string, args ...any) error {
-	return &codec.FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{codec.ErrMalformed}, args...)...)}
+	return codec.FieldErrorf(path, codec.ErrMalformed, format, args...)
 }
 
 func outOfRange(path string, format string, args ...any) error {
-	return &codec.FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{codec.ErrOutOfRange}, args...)...)}
+	return codec.FieldErrorf(path, codec.ErrOutOfRange, format, args...)
 }
 
 func unsupported(path string, format string, args ...any) error {
-	return &codec.FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{codec.ErrUnsupported}, args...)...)}
-}
-
-// join appends name to a dot-separated path.
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-
-	return path + "." + name
+	return codec.FieldErrorf(path, codec.ErrUnsupported, format, args...)
 }
 
 var _ codec.Decoder = (*Decoder)(nil)

@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+
+	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
 // leafKind is one (JSON value → Arrow builder) conversion.
@@ -36,6 +36,25 @@ const (
 	kBinary                      // base64 → Binary
 	kFixed                       // base64 → FixedSizeBinary(n)
 )
+
+// writeKinds maps each conversion to the Arrow builder its column has.
+var writeKinds = [...]tape.Kind{
+	kBool:        tape.Bool,
+	kInt:         tape.Int32,
+	kLong:        tape.Int64,
+	kFloat:       tape.Float32,
+	kDouble:      tape.Float64,
+	kDecimal:     tape.Decimal128,
+	kString:      tape.String,
+	kJSONText:    tape.String,
+	kDate:        tape.Date32,
+	kTime:        tape.Time64,
+	kTimestamp:   tape.Timestamp,
+	kTimestampTz: tape.Timestamp,
+	kUUID:        tape.UUID,
+	kBinary:      tape.Binary,
+	kFixed:       tape.FixedBinary,
+}
 
 // Units: Iceberg stores times and timestamps in microseconds.
 const (
@@ -102,14 +121,14 @@ func compileLeaf(tt iceberg.Type, path string) (*leafNode, error) {
 	return n, nil
 }
 
-func (n *leafNode) read(t *tape, v any) error {
+func (n *leafNode) read(t *tape.Tape, v any) error {
 	switch n.kind {
 	case kBool:
 		b, ok := v.(bool)
 		if !ok {
 			return n.wrongType(v, "a boolean")
 		}
-		t.ints = append(t.ints, boolInt(b))
+		t.PutBool(b)
 	case kInt, kLong:
 		num, ok := v.(json.Number)
 		if !ok {
@@ -124,7 +143,7 @@ func (n *leafNode) read(t *tape, v any) error {
 		case n.kind == kInt && (i < math.MinInt32 || i > math.MaxInt32):
 			return outOfRange(n.path, "%s overflows an int", num)
 		}
-		t.ints = append(t.ints, i)
+		t.PutInt(i)
 	case kFloat, kDouble:
 		num, ok := v.(json.Number)
 		if !ok {
@@ -138,7 +157,7 @@ func (n *leafNode) read(t *tape, v any) error {
 		if err != nil {
 			return outOfRange(n.path, "%s overflows a float%d", num, bits)
 		}
-		t.floats = append(t.floats, f)
+		t.PutFloat(f)
 	case kDecimal:
 		return n.readDecimal(t, v)
 	case kString:
@@ -146,7 +165,7 @@ func (n *leafNode) read(t *tape, v any) error {
 		if !ok {
 			return n.wrongType(v, "a string")
 		}
-		t.strs = append(t.strs, s)
+		t.PutStr(s)
 	case kJSONText:
 		s, ok := v.(string)
 		if !ok {
@@ -155,7 +174,7 @@ func (n *leafNode) read(t *tape, v any) error {
 				return malformed(n.path, "%v", err)
 			}
 		}
-		t.strs = append(t.strs, s)
+		t.PutStr(s)
 	case kDate:
 		s, ok := v.(string)
 		if !ok {
@@ -165,7 +184,7 @@ func (n *leafNode) read(t *tape, v any) error {
 		if err != nil {
 			return malformed(n.path, "%q is not a date (YYYY-MM-DD)", s)
 		}
-		t.ints = append(t.ints, d.Unix()/secondsPerDay) // midnight UTC: exact
+		t.PutInt(d.Unix() / secondsPerDay) // midnight UTC: exact
 	case kTime:
 		s, ok := v.(string)
 		if !ok {
@@ -175,7 +194,7 @@ func (n *leafNode) read(t *tape, v any) error {
 		if err != nil {
 			return malformed(n.path, "%q is not a time of day (HH:MM:SS[.ffffff])", s)
 		}
-		t.ints = append(t.ints, micros)
+		t.PutInt(micros)
 	case kTimestamp, kTimestampTz:
 		return n.readTimestamp(t, v)
 	case kUUID:
@@ -189,9 +208,7 @@ func (n *leafNode) read(t *tape, v any) error {
 		if err != nil || len(s) != 36 {
 			return outOfRange(n.path, "%q is not a canonical uuid", s)
 		}
-		b := t.take(16)
-		copy(b, u[:])
-		t.bytes = append(t.bytes, b)
+		t.Keep(u[:])
 	case kBinary, kFixed:
 		return n.readBase64(t, v)
 	}
@@ -203,15 +220,7 @@ func (n *leafNode) wrongType(v any, want string) error {
 	return malformed(n.path, "want %s, got %s", want, jsonKind(v))
 }
 
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-
-	return 0
-}
-
-func (n *leafNode) readDecimal(t *tape, v any) error {
+func (n *leafNode) readDecimal(t *tape.Tape, v any) error {
 	var lit string
 	switch v := v.(type) {
 	case json.Number:
@@ -230,19 +239,19 @@ func (n *leafNode) readDecimal(t *tape, v any) error {
 	case err != nil:
 		return outOfRange(n.path, "%s overflows decimal(%d,%d)", lit, n.prec, n.scale)
 	}
-	t.decs = append(t.decs, d)
+	t.PutDec(d)
 
 	return nil
 }
 
-func (n *leafNode) readTimestamp(t *tape, v any) error {
+func (n *leafNode) readTimestamp(t *tape.Tape, v any) error {
 	switch v := v.(type) {
 	case json.Number:
 		ms, err := parseInt(string(v))
 		if err != nil || ms > math.MaxInt64/1000 || ms < math.MinInt64/1000 {
 			return outOfRange(n.path, "%s is not an integer count of milliseconds that fits a timestamp", v)
 		}
-		t.ints = append(t.ints, ms*1000)
+		t.PutInt(ms * 1000)
 	case string:
 		ts, err := time.Parse(layoutTimestampTz, v)
 		if err != nil && n.kind == kTimestamp {
@@ -255,7 +264,7 @@ func (n *leafNode) readTimestamp(t *tape, v any) error {
 
 			return malformed(n.path, "%q is not an RFC 3339 timestamp", v)
 		}
-		t.ints = append(t.ints, ts.UnixMicro())
+		t.PutInt(ts.UnixMicro())
 	default:
 		return n.wrongType(v, "an RFC 3339 string or epoch milliseconds")
 	}
@@ -279,7 +288,7 @@ func parseTime(s string) (int64, error) {
 	return micros % microsPerDay, nil
 }
 
-func (n *leafNode) readBase64(t *tape, v any) error {
+func (n *leafNode) readBase64(t *tape.Tape, v any) error {
 	s, ok := v.(string)
 	if !ok {
 		return n.wrongType(v, "a base64 string")
@@ -288,7 +297,7 @@ func (n *leafNode) readBase64(t *tape, v any) error {
 	if len(s)%4 != 0 {
 		enc = base64.RawStdEncoding
 	}
-	b := t.take(enc.DecodedLen(len(s)))
+	b := t.Take(enc.DecodedLen(len(s)))
 	m, err := enc.Decode(b, []byte(s))
 	if err != nil {
 		return malformed(n.path, "not base64: %v", err)
@@ -297,7 +306,7 @@ func (n *leafNode) readBase64(t *tape, v any) error {
 	if n.kind == kFixed && m != n.size {
 		return outOfRange(n.path, "%d bytes, fixed[%d] holds %d", m, n.size, n.size)
 	}
-	t.bytes = append(t.bytes, b)
+	t.PutBytes(b)
 
 	return nil
 }
@@ -315,33 +324,4 @@ func jsonText(v any) (string, error) {
 	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
-func (n *leafNode) write(t *tape, b array.Builder) {
-	switch n.kind {
-	case kBool:
-		b.(*array.BooleanBuilder).Append(t.int() != 0)
-	case kInt:
-		b.(*array.Int32Builder).Append(int32(t.int()))
-	case kLong:
-		b.(*array.Int64Builder).Append(t.int())
-	case kFloat:
-		b.(*array.Float32Builder).Append(float32(t.float()))
-	case kDouble:
-		b.(*array.Float64Builder).Append(t.float())
-	case kDecimal:
-		b.(*array.Decimal128Builder).Append(t.dec())
-	case kString, kJSONText:
-		b.(*array.StringBuilder).Append(t.str())
-	case kDate:
-		b.(*array.Date32Builder).Append(arrow.Date32(t.int()))
-	case kTime:
-		b.(*array.Time64Builder).Append(arrow.Time64(t.int()))
-	case kTimestamp, kTimestampTz:
-		b.(*array.TimestampBuilder).Append(arrow.Timestamp(t.int()))
-	case kUUID:
-		b.(*extensions.UUIDBuilder).AppendBytes([16]byte(t.byteSlice()))
-	case kBinary:
-		b.(*array.BinaryBuilder).Append(t.byteSlice())
-	case kFixed:
-		b.(*array.FixedSizeBinaryBuilder).Append(t.byteSlice())
-	}
-}
+func (n *leafNode) write(t *tape.Tape, b array.Builder) { t.Write(writeKinds[n.kind], b) }

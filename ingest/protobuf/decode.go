@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
 // Decoder turns serialized Protobuf messages of one writer message type
@@ -60,11 +60,11 @@ import (
 //
 // A Decoder is not safe for concurrent use; use one per goroutine.
 type Decoder struct {
-	schema  *arrow.Schema
-	msg     *dynamicpb.Message
-	root    messageNode
-	st      state
-	checked *arrow.Schema // last builder schema found compatible
+	schema *arrow.Schema
+	msg    *dynamicpb.Message
+	root   messageNode
+	st     state
+	check  codec.BuilderCheck
 }
 
 // Option configures a Decoder.
@@ -143,11 +143,8 @@ var unmarshal = proto.UnmarshalOptions{DiscardUnknown: true}
 // On error nothing was appended. Errors are *FieldError wrapping
 // ErrMalformed or ErrOutOfRange (both ErrBadRecord), or ErrBuilderSchema.
 func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
-	if s := b.Schema(); s != d.checked {
-		if !sameShape(s, d.schema) {
-			return ErrBuilderSchema
-		}
-		d.checked = s
+	if err := d.check.Check(b, d.schema); err != nil {
+		return err
 	}
 
 	if err := unmarshal.Unmarshal(payload, d.msg); err != nil {
@@ -162,7 +159,7 @@ func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
 	}
 
 	st := &d.st
-	st.t.reset()
+	st.t.Reset()
 	if err := d.root.readFields(st, d.msg); err != nil {
 		return err
 	}
@@ -179,100 +176,12 @@ func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
 	return nil
 }
 
-// sameShape reports whether two Arrow schemas have the same top-level
-// names, nullability and types (metadata aside), so every type assertion in
-// the write pass holds.
-func sameShape(a, b *arrow.Schema) bool {
-	if a.NumFields() != b.NumFields() {
-		return false
-	}
-	for i := range a.NumFields() {
-		fa, fb := a.Field(i), b.Field(i)
-		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !arrow.TypeEqual(fa.Type, fb.Type) {
-			return false
-		}
-	}
-
-	return true
-}
-
 // state is the per-Decoder scratch of one Append.
 type state struct {
-	t    tape
+	t    tape.Tape
 	json protojson.MarshalOptions
 	jbuf []byte       // protojson output, before compaction
 	cbuf bytes.Buffer // json.Compact output
-}
-
-// tape holds one row's converted values in read order, one slice per
-// representation; the write pass pops them in the same order.
-type tape struct {
-	ints   []int64 // bool, int, long, timestamp, duration, presence flags, counts
-	floats []float64
-	strs   []string // string, enum names
-	bytes  [][]byte // bytes, JSON text
-	decs   []decimal128.Num
-	buf    []byte // backing store for JSON text
-
-	ni, nf, ns, nb, nd int // read cursors of the write pass
-}
-
-// maxRetainedBytes caps the byte buffer a tape keeps between rows, so one
-// huge record does not pin its size for the decoder's lifetime.
-const maxRetainedBytes = 4 << 20
-
-func (t *tape) reset() {
-	if cap(t.buf) > maxRetainedBytes {
-		t.buf = nil
-	}
-	clear(t.strs) // let the previous message's strings go
-	clear(t.bytes)
-	t.ints, t.floats, t.strs, t.bytes, t.decs, t.buf = t.ints[:0], t.floats[:0], t.strs[:0], t.bytes[:0], t.decs[:0], t.buf[:0]
-	t.ni, t.nf, t.ns, t.nb, t.nd = 0, 0, 0, 0, 0
-}
-
-func (t *tape) int() int64 {
-	v := t.ints[t.ni]
-	t.ni++
-
-	return v
-}
-
-func (t *tape) float() float64 {
-	v := t.floats[t.nf]
-	t.nf++
-
-	return v
-}
-
-func (t *tape) str() string {
-	v := t.strs[t.ns]
-	t.ns++
-
-	return v
-}
-
-func (t *tape) byteSlice() []byte {
-	v := t.bytes[t.nb]
-	t.nb++
-
-	return v
-}
-
-func (t *tape) dec() decimal128.Num {
-	v := t.decs[t.nd]
-	t.nd++
-
-	return v
-}
-
-// keep copies b into the tape's buffer and records it. Slices recorded
-// earlier stay valid when the buffer grows: they keep the old backing
-// array.
-func (t *tape) keep(b []byte) {
-	start := len(t.buf)
-	t.buf = append(t.buf, b...)
-	t.bytes = append(t.bytes, t.buf[start:len(t.buf):len(t.buf)])
 }
 
 // node is one compiled step of the plan: read converts and checks a value
@@ -280,7 +189,7 @@ func (t *tape) keep(b []byte) {
 // recorded value to the column's builder and cannot fail.
 type node interface {
 	read(s *state, v protoreflect.Value) error
-	write(t *tape, b array.Builder)
+	write(t *tape.Tape, b array.Builder)
 }
 
 // messageNode is a message written to an Iceberg struct (or, at the top,
@@ -299,8 +208,8 @@ type fieldNode struct {
 	node     node
 }
 
-func (f *fieldNode) write(t *tape, b array.Builder) {
-	if f.nullable && t.int() == 0 {
+func (f *fieldNode) write(t *tape.Tape, b array.Builder) {
+	if f.nullable && t.Int() == 0 {
 		b.AppendNull()
 
 		return
@@ -315,7 +224,7 @@ func compileMessage(md protoreflect.MessageDescriptor, target *iceberg.StructTyp
 	for i := range fds.Len() {
 		fd := fds.Get(i)
 		name := string(fd.Name())
-		fp := join(path, name)
+		fp := codec.JoinPath(path, name)
 		col := slices.IndexFunc(target.FieldList, func(f iceberg.NestedField) bool { return f.Name == name })
 		if col < 0 || (path == "" && slices.Contains(callerColumns, name)) {
 			// codec.Fits refused both already; kept so a plan can never
@@ -344,11 +253,11 @@ func (n *messageNode) readFields(s *state, m protoreflect.Message) error {
 		f := &n.fields[i]
 		if f.nullable {
 			if !m.Has(f.fd) {
-				s.t.ints = append(s.t.ints, 0)
+				s.t.PutInt(0)
 
 				continue
 			}
-			s.t.ints = append(s.t.ints, 1)
+			s.t.PutInt(1)
 		}
 		if err := f.node.read(s, m.Get(f.fd)); err != nil {
 			return err
@@ -360,7 +269,7 @@ func (n *messageNode) readFields(s *state, m protoreflect.Message) error {
 
 func (n *messageNode) read(s *state, v protoreflect.Value) error { return n.readFields(s, v.Message()) }
 
-func (n *messageNode) write(t *tape, b array.Builder) {
+func (n *messageNode) write(t *tape.Tape, b array.Builder) {
 	sb := b.(*array.StructBuilder)
 	sb.Append(true)
 	for i := range n.fields {
@@ -381,11 +290,11 @@ func compileField(fd protoreflect.FieldDescriptor, tt iceberg.Type, path string)
 		if !ok {
 			return nil, incompatible(path, "writer map, table %s", tt)
 		}
-		key, err := compileLeaf(fd.MapKey(), mt.KeyType, join(path, "key"))
+		key, err := compileLeaf(fd.MapKey(), mt.KeyType, codec.JoinPath(path, "key"))
 		if err != nil {
 			return nil, err
 		}
-		val, err := compileSingle(fd.MapValue(), mt.ValueType, join(path, "value"))
+		val, err := compileSingle(fd.MapValue(), mt.ValueType, codec.JoinPath(path, "value"))
 		if err != nil {
 			return nil, err
 		}
@@ -396,7 +305,7 @@ func compileField(fd protoreflect.FieldDescriptor, tt iceberg.Type, path string)
 		if !ok {
 			return nil, incompatible(path, "writer repeated field, table %s", tt)
 		}
-		elem, err := compileSingle(fd, lt.Element, join(path, "element"))
+		elem, err := compileSingle(fd, lt.Element, codec.JoinPath(path, "element"))
 		if err != nil {
 			return nil, err
 		}
@@ -455,7 +364,7 @@ type listNode struct {
 
 func (n *listNode) read(s *state, v protoreflect.Value) error {
 	l := v.List()
-	s.t.ints = append(s.t.ints, int64(l.Len()))
+	s.t.PutInt(int64(l.Len()))
 	for i := range l.Len() {
 		if err := n.elem.read(s, l.Get(i)); err != nil {
 			return err
@@ -465,9 +374,9 @@ func (n *listNode) read(s *state, v protoreflect.Value) error {
 	return nil
 }
 
-func (n *listNode) write(t *tape, b array.Builder) {
+func (n *listNode) write(t *tape.Tape, b array.Builder) {
 	lb := b.(*array.ListBuilder)
-	c := t.int()
+	c := t.Int()
 	lb.Append(true)
 	vb := lb.ValueBuilder()
 	for range c {
@@ -491,7 +400,7 @@ func (n *mapNode) read(s *state, v protoreflect.Value) error {
 		return true
 	})
 	slices.SortFunc(keys, n.compare)
-	s.t.ints = append(s.t.ints, int64(len(keys)))
+	s.t.PutInt(int64(len(keys)))
 	for _, k := range keys {
 		if err := n.key.read(s, k.Value()); err != nil {
 			return err
@@ -527,9 +436,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func (n *mapNode) write(t *tape, b array.Builder) {
+func (n *mapNode) write(t *tape.Tape, b array.Builder) {
 	mb := b.(*array.MapBuilder)
-	c := t.int()
+	c := t.Int()
 	mb.Append(true)
 	kb, ib := mb.KeyBuilder(), mb.ItemBuilder()
 	for range c {

@@ -52,28 +52,19 @@ var (
 type FieldError = codec.FieldError
 
 func malformed(path string, format string, args ...any) error {
-	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)}
+	return codec.FieldErrorf(path, ErrMalformed, format, args...)
 }
 
 func outOfRange(path string, format string, args ...any) error {
-	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrOutOfRange}, args...)...)}
+	return codec.FieldErrorf(path, ErrOutOfRange, format, args...)
 }
 
 func incompatible(path string, format string, args ...any) error {
-	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrIncompatible}, args...)...)}
+	return codec.FieldErrorf(path, ErrIncompatible, format, args...)
 }
 
 func unsupported(path string, format string, args ...any) error {
-	return &FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...)}
-}
-
-// join appends name to a dot-separated path.
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-
-	return path + "." + name
+	return codec.FieldErrorf(path, ErrUnsupported, format, args...)
 }
 
 // errorf wraps sentinel with a message.

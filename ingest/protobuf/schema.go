@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/tarnhq/tarn/ingest/codec"
 )
 
 // ToIceberg maps a Protobuf message to an Iceberg schema (its fields are
@@ -137,7 +139,7 @@ func (m *mapper) structOf(md protoreflect.MessageDescriptor, path string) (*iceb
 	fields := make([]iceberg.NestedField, 0, fds.Len())
 	for i := range fds.Len() {
 		fd := fds.Get(i)
-		fp := join(path, string(fd.Name()))
+		fp := codec.JoinPath(path, string(fd.Name()))
 		t, err := m.field(fd, fp)
 		if err != nil {
 			return nil, err
@@ -153,14 +155,14 @@ func (m *mapper) field(fd protoreflect.FieldDescriptor, path string) (iceberg.Ty
 	switch {
 	case fd.IsMap():
 		k, v := fd.MapKey(), fd.MapValue()
-		vt, err := m.single(v, join(path, "value"))
+		vt, err := m.single(v, codec.JoinPath(path, "value"))
 		if err != nil {
 			return nil, err
 		}
 
 		return &iceberg.MapType{KeyType: scalarOf(k), ValueType: vt, ValueRequired: true}, nil
 	case fd.IsList():
-		et, err := m.single(fd, join(path, "element"))
+		et, err := m.single(fd, codec.JoinPath(path, "element"))
 		if err != nil {
 			return nil, err
 		}

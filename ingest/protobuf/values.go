@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
 // leafKind is one (Protobuf kind → Arrow builder) conversion.
@@ -34,6 +34,22 @@ const (
 	kBytes                         // bytes → Binary
 	kEnum                          // enum number → String (the value's name)
 )
+
+// writeKinds maps each conversion to the Arrow builder its column has.
+var writeKinds = [...]tape.Kind{
+	kBool:          tape.Bool,
+	kInt32:         tape.Int32,
+	kInt32ToLong:   tape.Int64,
+	kInt64:         tape.Int64,
+	kUint32:        tape.Int64,
+	kUint64:        tape.Decimal128,
+	kFloat:         tape.Float32,
+	kFloatToDouble: tape.Float64,
+	kDouble:        tape.Float64,
+	kString:        tape.String,
+	kBytes:         tape.Binary,
+	kEnum:          tape.String,
+}
 
 // leafNode reads one scalar or enum value.
 type leafNode struct {
@@ -87,15 +103,15 @@ func (n *leafNode) read(s *state, v protoreflect.Value) error {
 	t := &s.t
 	switch n.kind {
 	case kBool:
-		t.ints = append(t.ints, int64(boolInt(v.Bool())))
+		t.PutBool(v.Bool())
 	case kInt32, kInt32ToLong, kInt64:
-		t.ints = append(t.ints, v.Int())
+		t.PutInt(v.Int())
 	case kUint32:
-		t.ints = append(t.ints, int64(v.Uint()))
+		t.PutInt(int64(v.Uint()))
 	case kUint64:
-		t.decs = append(t.decs, decimal128.FromU64(v.Uint()))
+		t.PutDec(decimal128.FromU64(v.Uint()))
 	case kFloat, kFloatToDouble, kDouble:
-		t.floats = append(t.floats, v.Float())
+		t.PutFloat(v.Float())
 	case kString:
 		// proto.Unmarshal checks proto3 strings; proto2 ones (and
 		// editions with utf8_validation NONE) arrive unchecked.
@@ -103,43 +119,24 @@ func (n *leafNode) read(s *state, v protoreflect.Value) error {
 		if !utf8.ValidString(str) {
 			return outOfRange(n.path, "string is not valid UTF-8")
 		}
-		t.strs = append(t.strs, str)
+		t.PutStr(str)
 	case kBytes:
-		t.bytes = append(t.bytes, v.Bytes())
+		t.PutBytes(v.Bytes())
 	case kEnum:
 		num := v.Enum()
 		if ev := n.enum.ByNumber(num); ev != nil {
-			t.strs = append(t.strs, string(ev.Name()))
+			t.PutStr(string(ev.Name()))
 		} else {
 			// An open (proto3) enum keeps numbers it does not declare;
 			// protojson writes them as numbers too.
-			t.strs = append(t.strs, strconv.Itoa(int(num)))
+			t.PutStr(strconv.Itoa(int(num)))
 		}
 	}
 
 	return nil
 }
 
-func (n *leafNode) write(t *tape, b array.Builder) {
-	switch n.kind {
-	case kBool:
-		b.(*array.BooleanBuilder).Append(t.int() != 0)
-	case kInt32:
-		b.(*array.Int32Builder).Append(int32(t.int()))
-	case kInt32ToLong, kInt64, kUint32:
-		b.(*array.Int64Builder).Append(t.int())
-	case kUint64:
-		b.(*array.Decimal128Builder).Append(t.dec())
-	case kFloat:
-		b.(*array.Float32Builder).Append(float32(t.float()))
-	case kFloatToDouble, kDouble:
-		b.(*array.Float64Builder).Append(t.float())
-	case kString, kEnum:
-		b.(*array.StringBuilder).Append(t.str())
-	case kBytes:
-		b.(*array.BinaryBuilder).Append(t.byteSlice())
-	}
-}
+func (n *leafNode) write(t *tape.Tape, b array.Builder) { t.Write(writeKinds[n.kind], b) }
 
 // wrapperNode is a google.protobuf wrapper message (Int32Value, ...): its
 // field "value" as a leaf. Its absence is the enclosing field's null.
@@ -152,7 +149,7 @@ func (n *wrapperNode) read(s *state, v protoreflect.Value) error {
 	return n.inner.read(s, v.Message().Get(n.value))
 }
 
-func (n *wrapperNode) write(t *tape, b array.Builder) { n.inner.write(t, b) }
+func (n *wrapperNode) write(t *tape.Tape, b array.Builder) { n.inner.write(t, b) }
 
 const microsPerSecond int64 = 1_000_000
 
@@ -203,18 +200,18 @@ func (n *timeNode) read(s *state, v protoreflect.Value) error {
 	if (frac > 0 && us > math.MaxInt64-frac) || (frac < 0 && us < math.MinInt64-frac) {
 		return outOfRange(n.path, "%s of %d seconds overflows int64 microseconds", what, sec)
 	}
-	s.t.ints = append(s.t.ints, us+frac)
+	s.t.PutInt(us + frac)
 
 	return nil
 }
 
-func (n *timeNode) write(t *tape, b array.Builder) {
+func (n *timeNode) write(t *tape.Tape, b array.Builder) {
 	if n.duration {
-		b.(*array.Int64Builder).Append(t.int())
+		t.Write(tape.Int64, b)
 
 		return
 	}
-	b.(*array.TimestampBuilder).Append(arrow.Timestamp(t.int()))
+	t.Write(tape.Timestamp, b)
 }
 
 // jsonNode is a google.protobuf Struct, Value, ListValue or Any, written
@@ -249,14 +246,12 @@ func (n *jsonNode) read(s *state, v protoreflect.Value) error {
 	if err := json.Compact(&s.cbuf, out); err != nil {
 		return outOfRange(n.path, "%v", err)
 	}
-	s.t.keep(s.cbuf.Bytes())
+	s.t.Keep(s.cbuf.Bytes())
 
 	return nil
 }
 
-func (n *jsonNode) write(t *tape, b array.Builder) {
-	b.(*array.StringBuilder).BinaryBuilder.Append(t.byteSlice())
-}
+func (n *jsonNode) write(t *tape.Tape, b array.Builder) { t.Write(tape.StringBytes, b) }
 
 // emptyNode is a message without fields: true when present (its absence
 // is the enclosing field's null).
@@ -264,7 +259,7 @@ type emptyNode struct{}
 
 func (emptyNode) read(*state, protoreflect.Value) error { return nil }
 
-func (emptyNode) write(_ *tape, b array.Builder) { b.(*array.BooleanBuilder).Append(true) }
+func (emptyNode) write(_ *tape.Tape, b array.Builder) { b.(*array.BooleanBuilder).Append(true) }
 
 // resolver finds the message types an Any names: first among the writer
 // schema's files (and their imports), then among the program's generated

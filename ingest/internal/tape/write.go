@@ -1,0 +1,65 @@
+package tape
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+)
+
+// Kind says how one leaf value recorded on a Tape is appended to its Arrow
+// builder: which slice it is popped from and which builder type the column
+// has (iceberg-go's table.SchemaToArrowSchema mapping). Formats pick a Kind
+// per leaf column when they compile their plan.
+type Kind uint8
+
+const (
+	Bool        Kind = iota // Int (0 or 1) → BooleanBuilder
+	Int32                   // Int → Int32Builder
+	Int64                   // Int → Int64Builder
+	Float32                 // Float → Float32Builder
+	Float64                 // Float → Float64Builder
+	Decimal128              // Dec → Decimal128Builder
+	String                  // Str → StringBuilder
+	StringBytes             // Bytes (UTF-8) → StringBuilder
+	Binary                  // Bytes → BinaryBuilder
+	FixedBinary             // Bytes (the column's width) → FixedSizeBinaryBuilder
+	UUID                    // Bytes (16) → extensions.UUIDBuilder
+	Date32                  // Int, days since 1970-01-01 → Date32Builder
+	Time64                  // Int, microseconds since midnight → Time64Builder
+	Timestamp               // Int, microseconds since the epoch → TimestampBuilder
+)
+
+// Write pops the next value of kind k and appends it to b, which must be
+// the builder type k names (a mismatch is a plan bug and panics).
+func (t *Tape) Write(k Kind, b array.Builder) {
+	switch k {
+	case Bool:
+		b.(*array.BooleanBuilder).Append(t.Int() != 0)
+	case Int32:
+		b.(*array.Int32Builder).Append(int32(t.Int()))
+	case Int64:
+		b.(*array.Int64Builder).Append(t.Int())
+	case Float32:
+		b.(*array.Float32Builder).Append(float32(t.Float()))
+	case Float64:
+		b.(*array.Float64Builder).Append(t.Float())
+	case Decimal128:
+		b.(*array.Decimal128Builder).Append(t.Dec())
+	case String:
+		b.(*array.StringBuilder).Append(t.Str())
+	case StringBytes:
+		b.(*array.StringBuilder).BinaryBuilder.Append(t.Bytes())
+	case Binary:
+		b.(*array.BinaryBuilder).Append(t.Bytes())
+	case FixedBinary:
+		b.(*array.FixedSizeBinaryBuilder).Append(t.Bytes())
+	case UUID:
+		b.(*extensions.UUIDBuilder).AppendBytes([16]byte(t.Bytes()))
+	case Date32:
+		b.(*array.Date32Builder).Append(arrow.Date32(t.Int()))
+	case Time64:
+		b.(*array.Time64Builder).Append(arrow.Time64(t.Int()))
+	case Timestamp:
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(t.Int()))
+	}
+}
