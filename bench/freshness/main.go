@@ -308,7 +308,6 @@ func (r *reader) latencies() []float64 {
 	return slices.Clone(r.lat)
 }
 
-
 // pct is the q-quantile of sorted values (nearest rank); NaN when empty.
 func pct(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
