@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/tarnhq/tarn/ingest/codec"
 )
 
 // ToIceberg maps a compiled JSON Schema to an Iceberg schema, following
@@ -127,7 +129,7 @@ func (m *mapper) typeOf(s *sjs.Schema, path string) (iceberg.Type, bool, error) 
 		if !ok || len(s.PrefixItems) > 0 {
 			return nil, false, unsupported(path, "array without one items schema (tuples have no Iceberg type)")
 		}
-		ep := join(path, "element")
+		ep := codec.JoinPath(path, "element")
 		elem, optional, err := m.typeOf(items, ep)
 		if err != nil {
 			return nil, false, err
@@ -195,7 +197,7 @@ func (m *mapper) object(s *sjs.Schema, path string) (iceberg.Type, error) {
 		if b, ok := s.AdditionalProperties.(bool); ok && !b {
 			return nil, unsupported(path, "object without properties or additionalProperties")
 		}
-		vp := join(path, "value")
+		vp := codec.JoinPath(path, "value")
 		m.jsonText = append(m.jsonText, vp)
 
 		return &iceberg.MapType{KeyType: iceberg.PrimitiveTypes.String, ValueType: iceberg.PrimitiveTypes.String}, nil
@@ -204,7 +206,7 @@ func (m *mapper) object(s *sjs.Schema, path string) (iceberg.Type, error) {
 	fields := make([]iceberg.NestedField, 0, len(s.Properties))
 	for _, name := range m.order(s) {
 		p := s.Properties[name]
-		fp := join(path, name)
+		fp := codec.JoinPath(path, name)
 		t, optional, err := m.typeOf(p, fp)
 		if err != nil {
 			return nil, err

@@ -151,14 +151,5 @@ func mustParse(s string) *url.URL {
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
 
 func unsupported(path string, format string, args ...any) error {
-	return &codec.FieldError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{codec.ErrUnsupported}, args...)...)}
-}
-
-// join appends name to a dot-separated path.
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-
-	return path + "." + name
+	return codec.FieldErrorf(path, codec.ErrUnsupported, format, args...)
 }
