@@ -5,12 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	hamba "github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/require"
 
 	tarnavro "github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // flightsSchema has the shape of ../shared/data/flights-3m.parquet.
@@ -42,30 +41,17 @@ func flightPayloads(t testing.TB, w hamba.Schema, n int) [][]byte {
 }
 
 // BenchmarkDecode measures Append on flights-like rows: one Avro payload
-// to one Arrow row, with a record cut every batchRows rows as a pipeline
+// to one Arrow row, with a record cut every 8192 rows as a pipeline
 // would. The hamba-generic case is the baseline this decoder replaces:
 // hamba/avro's generic Unmarshal into map[string]any, before any Arrow work.
 func BenchmarkDecode(b *testing.B) {
-	const batchRows = 8192
 	w := parse(b, flightsSchema)
 	payloads := flightPayloads(b, w, 4096)
 
 	b.Run("tarn", func(b *testing.B) {
 		dec, err := tarnavro.NewDecoder(w, table(b, flightsSchema))
 		require.NoError(b, err)
-		rb := array.NewRecordBuilder(memory.DefaultAllocator, dec.ArrowSchema())
-		defer rb.Release()
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			if err := dec.Append(rb, payloads[i%len(payloads)]); err != nil {
-				b.Fatal(err)
-			}
-			if (i+1)%batchRows == 0 {
-				rb.NewRecordBatch().Release()
-			}
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		arrowtest.BenchmarkAppend(b, dec.ArrowSchema(), dec.Append, payloads)
 	})
 
 	b.Run("hamba-generic", func(b *testing.B) {

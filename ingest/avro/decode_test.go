@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tarnavro "github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // TestDecodeTypeMapping round-trips one value per row of DESIGN.md "Type
@@ -72,7 +73,7 @@ func TestDecodeTypeMapping(t *testing.T) {
 			require.NoError(t, h.dec.Append(h.rb, encode(t, w, map[string]any{"f": tt.in})))
 			rec := h.record(t)
 			assert.Equal(t, tt.arrowType, rec.Schema().Field(0).Type.String())
-			assert.Equal(t, []any{tt.want}, column(rec, "f"))
+			assert.Equal(t, []any{tt.want}, arrowtest.Column(rec, "f"))
 		})
 	}
 }
@@ -99,7 +100,7 @@ func TestDecodeNullableUnions(t *testing.T) {
 			for _, v := range []any{map[string]any{"long": int64(5)}, nil, map[string]any{"long": int64(-1)}} {
 				require.NoError(t, h.dec.Append(h.rb, encode(t, w, map[string]any{"f": v})))
 			}
-			assert.Equal(t, []any{int64(5), nil, int64(-1)}, column(h.record(t), "f"))
+			assert.Equal(t, []any{int64(5), nil, int64(-1)}, arrowtest.Column(h.record(t), "f"))
 		})
 	}
 }
@@ -124,7 +125,7 @@ func TestDecodeGeneralUnions(t *testing.T) {
 		require.NoError(t, h.dec.Append(h.rb, encode(t, w, map[string]any{"f": r.in})), r.name)
 		want = append(want, r.want)
 	}
-	assert.Equal(t, want, column(h.record(t), "f"))
+	assert.Equal(t, want, arrowtest.Column(h.record(t), "f"))
 }
 
 func TestDecodeNestedRecordsListsAndMaps(t *testing.T) {
@@ -159,22 +160,22 @@ func TestDecodeNestedRecordsListsAndMaps(t *testing.T) {
 		require.NoError(t, h.dec.Append(h.rb, encode(t, w, r)))
 	}
 	rec := h.record(t)
-	assert.Equal(t, []any{int64(1), int64(2)}, column(rec, "id"))
+	assert.Equal(t, []any{int64(1), int64(2)}, arrowtest.Column(rec, "id"))
 	assert.Equal(t, []any{
 		map[string]any{"name": "Ada", "address": map[string]any{"city": "Oslo"}},
 		map[string]any{"name": "Bo", "address": nil},
-	}, column(rec, "customer"))
+	}, arrowtest.Column(rec, "customer"))
 	assert.Equal(t, []any{
 		[]any{
 			map[string]any{"sku": "a", "qty": int32(2), "tags": []any{"x", nil}},
 			map[string]any{"sku": "b", "qty": int32(1), "tags": []any{}},
 		},
 		[]any{},
-	}, column(rec, "lines"))
+	}, arrowtest.Column(rec, "lines"))
 	assert.Equal(t, []any{
 		map[string]any{"m": map[string]any{"one": int32(1)}, "n": nil},
 		map[string]any{},
-	}, column(rec, "attrs"))
+	}, arrowtest.Column(rec, "attrs"))
 }
 
 func TestDecodeLogicalTypeEdges(t *testing.T) {
@@ -200,7 +201,7 @@ func TestDecodeLogicalTypeEdges(t *testing.T) {
 			w := parse(t, record(tt.avro))
 			h := newHarness(t, w, table(t, record(tt.avro)))
 			require.NoError(t, h.dec.Append(h.rb, encode(t, w, map[string]any{"f": tt.in})))
-			assert.Equal(t, []any{tt.want}, column(h.record(t), "f"))
+			assert.Equal(t, []any{tt.want}, arrowtest.Column(h.record(t), "f"))
 		})
 	}
 }
@@ -293,7 +294,7 @@ func TestDecodeEvolvedTable(t *testing.T) {
 			require.NoError(t, h.dec.Append(h.rb, encode(t, w, tt.in)))
 			rec := h.record(t)
 			for col, want := range tt.want {
-				assert.Equal(t, want, column(rec, col), col)
+				assert.Equal(t, want, arrowtest.Column(rec, col), col)
 			}
 		})
 	}
@@ -428,10 +429,10 @@ func TestDecodeBadRecords(t *testing.T) {
 	}
 	require.NoError(t, h.dec.Append(h.rb, encode(t, w, good(2))))
 	rec := h.record(t)
-	assert.Equal(t, []any{int64(1), int64(2)}, column(rec, "id"))
-	assert.Equal(t, []any{"12.34", "12.34"}, column(rec, "price"))
+	assert.Equal(t, []any{int64(1), int64(2)}, arrowtest.Column(rec, "id"))
+	assert.Equal(t, []any{"12.34", "12.34"}, arrowtest.Column(rec, "price"))
 	tags := map[string]any{"k": "x"}
-	assert.Equal(t, []any{[]any{tags, map[string]any{"k": "y"}}, []any{tags, map[string]any{"k": "y"}}}, column(rec, "tags"))
+	assert.Equal(t, []any{[]any{tags, map[string]any{"k": "y"}}, []any{tags, map[string]any{"k": "y"}}}, arrowtest.Column(rec, "tags"))
 }
 
 // corrupt replaces the last occurrence of old in payload with repl.

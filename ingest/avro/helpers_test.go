@@ -5,13 +5,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/extensions"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	hamba "github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/require"
 
 	tarnavro "github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // harness is a Decoder and a RecordBuilder on a checked allocator; the
@@ -25,24 +24,15 @@ func newHarness(t testing.TB, writer hamba.Schema, target *iceberg.Schema, opts 
 	t.Helper()
 	dec, err := tarnavro.NewDecoder(writer, target, opts...)
 	require.NoError(t, err)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	rb := array.NewRecordBuilder(mem, dec.ArrowSchema())
-	t.Cleanup(func() {
-		rb.Release()
-		mem.AssertSize(t, 0)
-	})
 
-	return &harness{dec: dec, rb: rb}
+	return &harness{dec: dec, rb: arrowtest.NewRecordBuilder(t, dec.ArrowSchema())}
 }
 
 // record finishes the builder's rows as a record, validated in full.
 func (h *harness) record(t testing.TB) arrow.RecordBatch {
 	t.Helper()
-	rec := h.rb.NewRecordBatch()
-	t.Cleanup(rec.Release)
-	require.NoError(t, array.ValidateRecordFull(rec))
 
-	return rec
+	return arrowtest.Record(t, h.rb)
 }
 
 // table maps an Avro schema (written as the table's schema) to Iceberg.
@@ -60,82 +50,4 @@ func encode(t testing.TB, s hamba.Schema, v any) []byte {
 	require.NoError(t, err)
 
 	return b
-}
-
-// value turns row i of an Arrow array into a Go value for comparison:
-// primitives as their Arrow Go type, decimals as their string at the
-// column's scale, structs and maps as map[string]any, lists as []any,
-// nulls as nil.
-func value(arr arrow.Array, i int) any {
-	if arr.IsNull(i) {
-		return nil
-	}
-	switch a := arr.(type) {
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.Int32:
-		return a.Value(i)
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Float32:
-		return a.Value(i)
-	case *array.Float64:
-		return a.Value(i)
-	case *array.String:
-		return a.Value(i)
-	case *array.Binary:
-		return a.Value(i)
-	case *array.FixedSizeBinary:
-		return a.Value(i)
-	case *array.Decimal128:
-		return a.ValueStr(i)
-	case *array.Date32:
-		return a.Value(i)
-	case *array.Time64:
-		return a.Value(i)
-	case *array.Timestamp:
-		return a.Value(i)
-	case *extensions.UUIDArray:
-		return a.Value(i)
-	case *array.Struct:
-		out := map[string]any{}
-		st := a.DataType().(*arrow.StructType)
-		for f := range st.NumFields() {
-			out[st.Field(f).Name] = value(a.Field(f), i)
-		}
-
-		return out
-	case *array.Map:
-		start, end := a.ValueOffsets(i)
-		out := map[string]any{}
-		for j := start; j < end; j++ {
-			out[value(a.Keys(), int(j)).(string)] = value(a.Items(), int(j))
-		}
-
-		return out
-	case *array.List:
-		start, end := a.ValueOffsets(i)
-		out := []any{}
-		for j := start; j < end; j++ {
-			out = append(out, value(a.ListValues(), int(j)))
-		}
-
-		return out
-	}
-	panic("value: unhandled arrow type " + arr.DataType().String())
-}
-
-// column returns the named top-level column's values, one per row.
-func column(rec arrow.RecordBatch, name string) []any {
-	idx := rec.Schema().FieldIndices(name)
-	if len(idx) != 1 {
-		panic("no column " + name)
-	}
-	col := rec.Column(idx[0])
-	out := make([]any, col.Len())
-	for i := range out {
-		out[i] = value(col, i)
-	}
-
-	return out
 }

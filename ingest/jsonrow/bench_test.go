@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/ingest/jsonrow"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // flightsSchema is a schemaless flights topic's declared schema: the
@@ -41,24 +40,11 @@ func flightPayloads(n int) [][]byte {
 }
 
 // BenchmarkAppend measures Append on flights-like rows: one JSON payload
-// to one Arrow row, with a record cut every batchRows rows as a pipeline
+// to one Arrow row, with a record cut every 8192 rows as a pipeline
 // would.
 func BenchmarkAppend(b *testing.B) {
-	const batchRows = 8192
 	payloads := flightPayloads(4096)
 	dec, err := jsonrow.NewDecoder(schema(b, flightsSchema))
 	require.NoError(b, err)
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, dec.ArrowSchema())
-	defer rb.Release()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		if err := dec.Append(rb, payloads[i%len(payloads)]); err != nil {
-			b.Fatal(err)
-		}
-		if (i+1)%batchRows == 0 {
-			rb.NewRecordBatch().Release()
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	arrowtest.BenchmarkAppend(b, dec.ArrowSchema(), dec.Append, payloads)
 }

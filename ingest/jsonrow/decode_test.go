@@ -14,6 +14,7 @@ import (
 
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/jsonrow"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // TestDecodeTypeMapping decodes one JSON value per target type into a
@@ -76,7 +77,7 @@ func TestDecodeTypeMapping(t *testing.T) {
 			require.NoError(t, h.appendJSON(`{"f":`+tt.in+`}`))
 			rec := h.record(t)
 			assert.Equal(t, tt.arrowType, rec.Schema().Field(0).Type.String())
-			assert.Equal(t, []any{tt.want}, column(rec, "f"))
+			assert.Equal(t, []any{tt.want}, arrowtest.Column(rec, "f"))
 		})
 	}
 }
@@ -121,11 +122,11 @@ func TestDecodeOptionalColumns(t *testing.T) {
 		require.NoError(t, h.appendJSON(row), row)
 	}
 	rec := h.record(t)
-	assert.Equal(t, []any{int64(1), int64(2), int64(3)}, column(rec, "id"))
-	assert.Equal(t, []any{"n", nil, nil}, column(rec, "note"))
+	assert.Equal(t, []any{int64(1), int64(2), int64(3)}, arrowtest.Column(rec, "id"))
+	assert.Equal(t, []any{"n", nil, nil}, arrowtest.Column(rec, "note"))
 	assert.Equal(t, []any{
 		map[string]any{"city": "Oslo", "zip": "0150"}, nil, map[string]any{"city": "Rome", "zip": nil},
-	}, column(rec, "addr"))
+	}, arrowtest.Column(rec, "addr"))
 }
 
 func TestDecodeNestedListsAndMaps(t *testing.T) {
@@ -142,8 +143,8 @@ func TestDecodeNestedListsAndMaps(t *testing.T) {
 	assert.Equal(t, []any{
 		[]any{map[string]any{"sku": "a", "tags": []any{"x", nil}}, map[string]any{"sku": "b", "tags": nil}},
 		[]any{},
-	}, column(rec, "lines"))
-	assert.Equal(t, []any{map[string]any{"m": map[string]any{"k": int32(1)}, "n": nil}, nil}, column(rec, "attrs"))
+	}, arrowtest.Column(rec, "lines"))
+	assert.Equal(t, []any{map[string]any{"m": map[string]any{"k": int32(1)}, "n": nil}, nil}, arrowtest.Column(rec, "attrs"))
 }
 
 // TestDecodeIgnoresUnknownFields: a schemaless topic's declared schema
@@ -153,7 +154,7 @@ func TestDecodeIgnoresUnknownFields(t *testing.T) {
 		{"type":"struct","fields":[{"id":2,"name":"b","required":true,"type":"int"}]}}]}`)
 	h := newHarness(t, sc)
 	require.NoError(t, h.appendJSON(`{"x":{"deep":[1,2]},"a":{"b":1,"c":"dropped"},"y":null}`))
-	assert.Equal(t, []any{map[string]any{"b": int32(1)}}, column(h.record(t), "a"))
+	assert.Equal(t, []any{map[string]any{"b": int32(1)}}, arrowtest.Column(h.record(t), "a"))
 }
 
 func TestDecodeCallerColumns(t *testing.T) {
@@ -163,12 +164,12 @@ func TestDecodeCallerColumns(t *testing.T) {
 	h := newHarness(t, sc, jsonrow.WithCallerColumns("_kafka"))
 	// A payload field named like the caller column is ignored.
 	require.NoError(t, h.appendJSON(`{"a":1,"_kafka":{"offset":99}}`))
-	assert.Equal(t, []int{1, 0}, h.lens(), "the _kafka column is the caller's")
+	assert.Equal(t, []int{1, 0}, arrowtest.Lengths(h.rb), "the _kafka column is the caller's")
 	kb := h.rb.Field(1).(*array.StructBuilder)
 	kb.Append(true)
 	kb.FieldBuilder(0).(*array.Int64Builder).Append(42)
 	rec := h.record(t)
-	assert.Equal(t, []any{map[string]any{"offset": int64(42)}}, column(rec, "_kafka"))
+	assert.Equal(t, []any{map[string]any{"offset": int64(42)}}, arrowtest.Column(rec, "_kafka"))
 }
 
 // TestDecodeJSONText: positions named by WithJSONText take any JSON value,
@@ -179,7 +180,7 @@ func TestDecodeJSONText(t *testing.T) {
 	require.NoError(t, h.appendJSON(`{"f":{"s":"plain","n":1.50,"b":true,"o":{"z":1,"a":"<&>"},"l":[1,"x"],"nil":null}}`))
 	assert.Equal(t, []any{map[string]any{
 		"s": "plain", "n": "1.50", "b": "true", "o": `{"a":"<&>","z":1}`, "l": `[1,"x"]`, "nil": nil,
-	}}, column(h.record(t), "f"))
+	}}, arrowtest.Column(h.record(t), "f"))
 
 	_, err := jsonrow.NewDecoder(oneColumn(t, `"long"`, true), jsonrow.WithJSONText("f"))
 	require.ErrorIs(t, err, codec.ErrUnsupported)
@@ -265,17 +266,17 @@ func TestDecodeNothingAppendedOnError(t *testing.T) {
 		{"id":7,"name":"z","required":true,"type":"decimal(3,0)"}]}`)
 	h := newHarness(t, sc)
 	require.NoError(t, h.appendJSON(`{"a":1,"xs":["p"],"m":{"k":1},"z":1}`))
-	before := h.lens()
+	before := arrowtest.Lengths(h.rb)
 	err := h.appendJSON(`{"a":2,"xs":["q","r"],"m":{"k":2},"z":1000}`)
 	require.ErrorIs(t, err, codec.ErrOutOfRange)
-	assert.Equal(t, before, h.lens())
+	assert.Equal(t, before, arrowtest.Lengths(h.rb))
 	assert.Equal(t, 1, h.rb.Field(1).(*array.ListBuilder).ValueBuilder().Len(), "no list values appended")
 	require.NoError(t, h.appendJSON(`{"a":3,"xs":["s"],"m":{"k":3},"z":-999}`))
 	rec := h.record(t)
-	assert.Equal(t, []any{int64(1), int64(3)}, column(rec, "a"))
-	assert.Equal(t, []any{[]any{"p"}, []any{"s"}}, column(rec, "xs"))
-	assert.Equal(t, []any{map[string]any{"k": int32(1)}, map[string]any{"k": int32(3)}}, column(rec, "m"))
-	assert.Equal(t, []any{"1", "-999"}, column(rec, "z"))
+	assert.Equal(t, []any{int64(1), int64(3)}, arrowtest.Column(rec, "a"))
+	assert.Equal(t, []any{[]any{"p"}, []any{"s"}}, arrowtest.Column(rec, "xs"))
+	assert.Equal(t, []any{map[string]any{"k": int32(1)}, map[string]any{"k": int32(3)}}, arrowtest.Column(rec, "m"))
+	assert.Equal(t, []any{"1", "-999"}, arrowtest.Column(rec, "z"))
 }
 
 func TestDecodeBuilderSchemaMismatch(t *testing.T) {

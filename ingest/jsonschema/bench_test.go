@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/ingest/jsonschema"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // flightPayloads makes n flights-like JSON rows matching
@@ -35,22 +34,9 @@ func flightPayloads(n int) [][]byte {
 // against testdata/flights.schema.json, convert to one Arrow row, with a
 // record cut every batchRows rows as a pipeline would.
 func BenchmarkAppend(b *testing.B) {
-	const batchRows = 8192
 	payloads := flightPayloads(4096)
 	s := compile(b, readFile(b, "testdata/flights.schema.json"), nil)
 	dec, err := jsonschema.NewDecoder(s, table(b, s))
 	require.NoError(b, err)
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, dec.ArrowSchema())
-	defer rb.Release()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		if err := dec.Append(rb, payloads[i%len(payloads)]); err != nil {
-			b.Fatal(err)
-		}
-		if (i+1)%batchRows == 0 {
-			rb.NewRecordBatch().Release()
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	arrowtest.BenchmarkAppend(b, dec.ArrowSchema(), dec.Append, payloads)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/jsonschema"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // TestDecodeTypeMapping decodes one value per row of DESIGN.md "Type
@@ -53,7 +54,7 @@ func TestDecodeTypeMapping(t *testing.T) {
 			require.NoError(t, h.appendJSON(`{"f":`+tt.in+`}`))
 			rec := h.record(t)
 			assert.Equal(t, tt.arrowType, rec.Schema().Field(0).Type.String())
-			assert.Equal(t, []any{tt.want}, column(rec, "f"))
+			assert.Equal(t, []any{tt.want}, arrowtest.Column(rec, "f"))
 		})
 	}
 }
@@ -67,11 +68,11 @@ func TestDecodeFlights(t *testing.T) {
 	assert.Equal(t, []any{
 		arrow.Timestamp(time.Date(2001, 1, 1, 6, 5, 0, 0, time.UTC).UnixMicro()),
 		arrow.Timestamp(time.Date(2001, 12, 31, 23, 59, 0, 0, time.UTC).UnixMicro()),
-	}, column(rec, "date"))
-	assert.Equal(t, []any{int64(-3), int64(240)}, column(rec, "delay"))
-	assert.Equal(t, []any{int64(2475), int64(187)}, column(rec, "distance"))
-	assert.Equal(t, []any{"JFK", "SFO"}, column(rec, "origin"))
-	assert.Equal(t, []any{"LAX", "LAX"}, column(rec, "destination"))
+	}, arrowtest.Column(rec, "date"))
+	assert.Equal(t, []any{int64(-3), int64(240)}, arrowtest.Column(rec, "delay"))
+	assert.Equal(t, []any{int64(2475), int64(187)}, arrowtest.Column(rec, "distance"))
+	assert.Equal(t, []any{"JFK", "SFO"}, arrowtest.Column(rec, "origin"))
+	assert.Equal(t, []any{"LAX", "LAX"}, arrowtest.Column(rec, "destination"))
 }
 
 // TestDecodeReferences decodes through a $ref to another subject's schema.
@@ -88,8 +89,8 @@ func TestDecodeReferences(t *testing.T) {
 	err := h.appendJSON(`{"id":3,"home":{"city":""}}`)
 	require.ErrorIs(t, err, codec.ErrMalformed, "the referenced schema validates too")
 	rec := h.record(t)
-	assert.Equal(t, []any{map[string]any{"city": "Oslo"}, map[string]any{"city": "Rome"}}, column(rec, "home"))
-	assert.Equal(t, []any{map[string]any{"city": "Bergen"}, nil}, column(rec, "work"))
+	assert.Equal(t, []any{map[string]any{"city": "Oslo"}, map[string]any{"city": "Rome"}}, arrowtest.Column(rec, "home"))
+	assert.Equal(t, []any{map[string]any{"city": "Bergen"}, nil}, arrowtest.Column(rec, "work"))
 }
 
 // TestDecodeEvolution: the table may be wider than the writer (an optional
@@ -110,8 +111,8 @@ func TestDecodeEvolution(t *testing.T) {
 		require.NoError(t, h.appendJSON(`{"a":1,"b":"x"}`))
 		require.NoError(t, h.appendJSON(`{"a":2,"b":"y","added":0.5}`))
 		rec := h.record(t)
-		assert.Equal(t, []any{nil, 0.5}, column(rec, "added"))
-		assert.Equal(t, []any{"x", "y"}, column(rec, "b"))
+		assert.Equal(t, []any{nil, 0.5}, arrowtest.Column(rec, "added"))
+		assert.Equal(t, []any{"x", "y"}, arrowtest.Column(rec, "b"))
 	})
 	t.Run("writer property the table lacks", func(t *testing.T) {
 		target := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64, Required: true})
@@ -141,9 +142,9 @@ func TestDecodeEvolution(t *testing.T) {
 			iceberg.NestedField{ID: 3, Name: "_kafka", Type: iceberg.PrimitiveTypes.Int64, Required: true})
 		h := newHarness(t, s, target, jsonschema.WithCallerColumns("_kafka"))
 		require.NoError(t, h.appendJSON(`{"a":1,"b":"x"}`))
-		assert.Equal(t, []int{1, 1, 0}, h.lens())
+		assert.Equal(t, []int{1, 1, 0}, arrowtest.Lengths(h.rb))
 		h.rb.Field(2).(*array.Int64Builder).Append(7)
-		assert.Equal(t, []any{int64(7)}, column(h.record(t), "_kafka"))
+		assert.Equal(t, []any{int64(7)}, arrowtest.Column(h.record(t), "_kafka"))
 
 		w := compile(t, `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"_kafka":{"type":"integer"}},"required":["a","b"]}`, nil)
 		_, err := jsonschema.NewDecoder(w, target, jsonschema.WithCallerColumns("_kafka"))
@@ -182,7 +183,7 @@ func TestDecodeBadRecords(t *testing.T) {
 			require.ErrorIs(t, err, codec.ErrBadRecord)
 			assert.Contains(t, err.Error(), tt.message)
 			assert.NotContains(t, err.Error(), "\n")
-			assert.Equal(t, []int{0, 0, 0}, h.lens())
+			assert.Equal(t, []int{0, 0, 0}, arrowtest.Lengths(h.rb))
 		})
 	}
 }
@@ -196,13 +197,13 @@ func TestDecodeNothingAppendedOnError(t *testing.T) {
 	require.NoError(t, h.appendJSON(`{"a":1,"xs":[1]}`))
 	for _, bad := range []string{`{"a":2,"xs":[2,"x"]}`, `{"a":2,"xs":[2,1e30]}`} {
 		require.ErrorIs(t, h.appendJSON(bad), codec.ErrBadRecord, bad)
-		assert.Equal(t, []int{1, 1}, h.lens())
+		assert.Equal(t, []int{1, 1}, arrowtest.Lengths(h.rb))
 		assert.Equal(t, 1, h.rb.Field(1).(*array.ListBuilder).ValueBuilder().Len())
 	}
 	require.NoError(t, h.appendJSON(`{"a":3,"xs":[3,4]}`))
 	rec := h.record(t)
-	assert.Equal(t, []any{int64(1), int64(3)}, column(rec, "a"))
-	assert.Equal(t, []any{[]any{int64(1)}, []any{int64(3), int64(4)}}, column(rec, "xs"))
+	assert.Equal(t, []any{int64(1), int64(3)}, arrowtest.Column(rec, "a"))
+	assert.Equal(t, []any{[]any{int64(1)}, []any{int64(3), int64(4)}}, arrowtest.Column(rec, "xs"))
 }
 
 func TestNewDecoderUnsupportedSchema(t *testing.T) {

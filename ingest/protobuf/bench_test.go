@@ -5,14 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	tarnpb "github.com/tarnhq/tarn/ingest/protobuf"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 	"github.com/tarnhq/tarn/internal/demo"
 )
 
@@ -45,7 +44,6 @@ func flightPayloads(b *testing.B, md protoreflect.MessageDescriptor) [][]byte {
 //
 //	go test -run '^$' -bench Append -benchmem ./ingest/protobuf/
 func BenchmarkAppend(b *testing.B) {
-	const batchRows = 8192
 	text, err := os.ReadFile("testdata/flights.proto")
 	require.NoError(b, err)
 	md, err := tarnpb.MessageByIndexes(compile(b, string(text), nil), nil)
@@ -55,19 +53,7 @@ func BenchmarkAppend(b *testing.B) {
 	b.Run("tarn", func(b *testing.B) {
 		dec, err := tarnpb.NewDecoder(md, table(b, md))
 		require.NoError(b, err)
-		rb := array.NewRecordBuilder(memory.DefaultAllocator, dec.ArrowSchema())
-		defer rb.Release()
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			if err := dec.Append(rb, payloads[i%len(payloads)]); err != nil {
-				b.Fatal(err)
-			}
-			if (i+1)%batchRows == 0 {
-				rb.NewRecordBatch().Release()
-			}
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		arrowtest.BenchmarkAppend(b, dec.ArrowSchema(), dec.Append, payloads)
 	})
 
 	b.Run("unmarshal", func(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tarnpb "github.com/tarnhq/tarn/ingest/protobuf"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // orderSchema imports a reference that imports another, and a well-known
@@ -54,9 +55,9 @@ func TestCompileReferencesAndWellKnownTypes(t *testing.T) {
 	require.NoError(t, h.dec.Append(h.rb, encode(t, md,
 		`{"id": "7", "shipTo": {"city": "Oslo", "at": {"lat": 59.9, "lon": 10.7}}, "placed": "2024-03-01T13:25:30.123456789Z"}`)))
 	rec := h.record(t)
-	assert.Equal(t, []any{int64(7)}, column(rec, "id"))
-	assert.Equal(t, []any{map[string]any{"city": "Oslo", "at": map[string]any{"lat": 59.9, "lon": 10.7}}}, column(rec, "ship_to"))
-	assert.Equal(t, []any{arrow.Timestamp(placed.UnixMicro())}, column(rec, "placed"))
+	assert.Equal(t, []any{int64(7)}, arrowtest.Column(rec, "id"))
+	assert.Equal(t, []any{map[string]any{"city": "Oslo", "at": map[string]any{"lat": 59.9, "lon": 10.7}}}, arrowtest.Column(rec, "ship_to"))
+	assert.Equal(t, []any{arrow.Timestamp(placed.UnixMicro())}, arrowtest.Column(rec, "placed"))
 }
 
 // TestCompileWellKnownRefIgnored: a registry may list a well-known type
@@ -159,8 +160,8 @@ message Outer {
 	h := newHarness(t, md, table(t, md))
 	require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{"name": "x", "n": 3}`)))
 	rec := h.record(t)
-	assert.Equal(t, []any{"x"}, column(rec, "name"))
-	assert.Equal(t, []any{int32(3)}, column(rec, "n"))
+	assert.Equal(t, []any{"x"}, arrowtest.Column(rec, "name"))
+	assert.Equal(t, []any{int32(3)}, arrowtest.Column(rec, "n"))
 }
 
 // TestCompileRefNamedLikeTheRoot: the schema is compiled under a file name

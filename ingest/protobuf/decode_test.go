@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	tarnpb "github.com/tarnhq/tarn/ingest/protobuf"
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // TestDecodeTypeMapping round-trips one value per mapping row: encode with
@@ -48,7 +49,7 @@ func TestDecodeTypeMapping(t *testing.T) {
 		{"message", `In f = 1;`, `{"x": 1, "y": "a"}`, "struct<x: int32, y: utf8>", map[string]any{"x": int32(1), "y": "a"}},
 		{"repeated", `repeated string f = 1;`, `["a", "b"]`, "list<element: utf8>", []any{"a", "b"}},
 		{"map", `map<string, int64> f = 1;`, `{"l": "2", "k": "1"}`, "map<utf8, int64, items_non_nullable>",
-			map[any]any{"k": int64(1), "l": int64(2)}},
+			map[string]any{"k": int64(1), "l": int64(2)}},
 		{"map uint64 key", `map<uint64, string> f = 1;`, `{"18446744073709551615": "max"}`, "map<decimal(20, 0), utf8, items_non_nullable>",
 			map[any]any{"18446744073709551615": "max"}},
 		{"proto3 optional", `optional int32 f = 1;`, `0`, "int32", int32(0)},
@@ -87,7 +88,7 @@ func TestDecodeTypeMapping(t *testing.T) {
 			require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{"f": `+tt.json+`}`)))
 			rec := h.record(t)
 			assert.Equal(t, tt.arrowType, rec.Schema().Field(0).Type.String())
-			assert.Equal(t, []any{tt.want}, column(rec, "f"))
+			assert.Equal(t, []any{tt.want}, arrowtest.Column(rec, "f"))
 		})
 	}
 }
@@ -117,14 +118,14 @@ func TestDecodeDefaultsAndPresence(t *testing.T) {
 	require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{}`)))
 	require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{"n": 1, "s": "x", "c": "GREEN", "o": "0", "m": {}, "r": [0], "mp": {"": ""}}`)))
 	rec := h.record(t)
-	assert.Equal(t, []any{int32(0), int32(1)}, column(rec, "n"))
-	assert.Equal(t, []any{"", "x"}, column(rec, "s"))
-	assert.Equal(t, []any{"RED", "GREEN"}, column(rec, "c"))
-	assert.Equal(t, []any{nil, int64(0)}, column(rec, "o"))
-	assert.Equal(t, []any{nil, map[string]any{"x": int32(0), "y": ""}}, column(rec, "m"))
-	assert.Equal(t, []any{[]any{}, []any{int32(0)}}, column(rec, "r"))
-	assert.Equal(t, []any{map[any]any{}, map[any]any{"": ""}}, column(rec, "mp"))
-	assert.Equal(t, []any{nil, nil}, column(rec, "ts"))
+	assert.Equal(t, []any{int32(0), int32(1)}, arrowtest.Column(rec, "n"))
+	assert.Equal(t, []any{"", "x"}, arrowtest.Column(rec, "s"))
+	assert.Equal(t, []any{"RED", "GREEN"}, arrowtest.Column(rec, "c"))
+	assert.Equal(t, []any{nil, int64(0)}, arrowtest.Column(rec, "o"))
+	assert.Equal(t, []any{nil, map[string]any{"x": int32(0), "y": ""}}, arrowtest.Column(rec, "m"))
+	assert.Equal(t, []any{[]any{}, []any{int32(0)}}, arrowtest.Column(rec, "r"))
+	assert.Equal(t, []any{map[string]any{}, map[string]any{"": ""}}, arrowtest.Column(rec, "mp"))
+	assert.Equal(t, []any{nil, nil}, arrowtest.Column(rec, "ts"))
 }
 
 func TestDecodeWrappersNullVsSet(t *testing.T) {
@@ -139,9 +140,9 @@ func TestDecodeWrappersNullVsSet(t *testing.T) {
 		require.NoError(t, h.dec.Append(h.rb, encode(t, md, r)), r)
 	}
 	rec := h.record(t)
-	assert.Equal(t, []any{nil, int32(0), int32(42)}, column(rec, "i"))
-	assert.Equal(t, []any{nil, "", "x"}, column(rec, "s"))
-	assert.Equal(t, []any{nil, "0", "18446744073709551615"}, column(rec, "u"))
+	assert.Equal(t, []any{nil, int32(0), int32(42)}, arrowtest.Column(rec, "i"))
+	assert.Equal(t, []any{nil, "", "x"}, arrowtest.Column(rec, "s"))
+	assert.Equal(t, []any{nil, "0", "18446744073709551615"}, arrowtest.Column(rec, "u"))
 }
 
 func TestDecodeOneof(t *testing.T) {
@@ -157,9 +158,9 @@ func TestDecodeOneof(t *testing.T) {
 		require.NoError(t, h.dec.Append(h.rb, encode(t, md, r)), r)
 	}
 	rec := h.record(t)
-	assert.Equal(t, []any{"4111", nil, nil, nil}, column(rec, "card"))
-	assert.Equal(t, []any{nil, map[string]any{"x": int32(9), "y": ""}, nil, nil}, column(rec, "bank"))
-	assert.Equal(t, []any{nil, nil, true, nil}, column(rec, "cash"))
+	assert.Equal(t, []any{"4111", nil, nil, nil}, arrowtest.Column(rec, "card"))
+	assert.Equal(t, []any{nil, map[string]any{"x": int32(9), "y": ""}, nil, nil}, arrowtest.Column(rec, "bank"))
+	assert.Equal(t, []any{nil, nil, true, nil}, arrowtest.Column(rec, "cash"))
 }
 
 func TestDecodeNestedMapsAndRepeatedMessages(t *testing.T) {
@@ -191,21 +192,21 @@ message Tags { map<string, bool> flags = 1; }`)
 			map[string]any{"sku": "b", "qty": int64(1), "notes": []any{}},
 		},
 		[]any{},
-	}, column(rec, "lines"))
+	}, arrowtest.Column(rec, "lines"))
 	assert.Equal(t, []any{
-		map[any]any{
+		map[string]any{
 			"a": map[string]any{"sku": "a", "qty": int64(0), "notes": []any{}},
 			"b": map[string]any{"sku": "b", "qty": int64(1), "notes": []any{}},
 		},
-		map[any]any{},
-	}, column(rec, "by_sku"))
+		map[string]any{},
+	}, arrowtest.Column(rec, "by_sku"))
 	assert.Equal(t, []any{
 		map[any]any{
-			int32(-1): map[string]any{"flags": map[any]any{}},
-			int32(2):  map[string]any{"flags": map[any]any{"a": false, "z": true}},
+			int32(-1): map[string]any{"flags": map[string]any{}},
+			int32(2):  map[string]any{"flags": map[string]any{"a": false, "z": true}},
 		},
 		map[any]any{},
-	}, column(rec, "tags"))
+	}, arrowtest.Column(rec, "tags"))
 
 	// Entries are in ascending key order, whatever the map's iteration
 	// order: the same payload always gives the same row.
@@ -243,7 +244,7 @@ message Click { string button = 1; int64 at = 2; }`)
 	assert.Equal(t, []any{
 		`{"@type":"type.googleapis.com/p.Click","button":"left","at":"5"}`,
 		`{"@type":"type.googleapis.com/elsewhere.Thing","value":"CAE="}`,
-	}, column(h.record(t), "body"))
+	}, arrowtest.Column(h.record(t), "body"))
 }
 
 // TestDecodeEvolution: the writer's message into a table schema that
@@ -267,11 +268,11 @@ func TestDecodeEvolution(t *testing.T) {
 		require.NoError(t, h.dec.Append(h.rb, encode(t, writer, `{"n": -5, "x": 0.5, "in": {"x": 3, "y": "a"}, "w": 2147483647}`)))
 		require.NoError(t, h.dec.Append(h.rb, encode(t, writer, `{}`)))
 		rec := h.record(t)
-		assert.Equal(t, []any{int64(-5), int64(0)}, column(rec, "n"))
-		assert.Equal(t, []any{0.5, 0.0}, column(rec, "x"))
-		assert.Equal(t, []any{map[string]any{"x": int64(3), "y": "a", "added": nil}, nil}, column(rec, "in"))
-		assert.Equal(t, []any{int64(2147483647), nil}, column(rec, "w"))
-		assert.Equal(t, []any{nil, nil}, column(rec, "added"))
+		assert.Equal(t, []any{int64(-5), int64(0)}, arrowtest.Column(rec, "n"))
+		assert.Equal(t, []any{0.5, 0.0}, arrowtest.Column(rec, "x"))
+		assert.Equal(t, []any{map[string]any{"x": int64(3), "y": "a", "added": nil}, nil}, arrowtest.Column(rec, "in"))
+		assert.Equal(t, []any{int64(2147483647), nil}, arrowtest.Column(rec, "w"))
+		assert.Equal(t, []any{nil, nil}, arrowtest.Column(rec, "added"))
 	})
 
 	t.Run("uint64 into a wider decimal", func(t *testing.T) {
@@ -279,7 +280,7 @@ func TestDecodeEvolution(t *testing.T) {
 		target := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "f", Type: iceberg.DecimalTypeOf(25, 0), Required: true})
 		h := newHarness(t, w, target)
 		require.NoError(t, h.dec.Append(h.rb, encode(t, w, `{"f": "18446744073709551615"}`)))
-		assert.Equal(t, []any{"18446744073709551615"}, column(h.record(t), "f"))
+		assert.Equal(t, []any{"18446744073709551615"}, arrowtest.Column(h.record(t), "f"))
 	})
 
 	refused := []struct {
@@ -345,13 +346,13 @@ func TestDecodeCallerColumns(t *testing.T) {
 	)
 	h := newHarness(t, md, target, tarnpb.WithCallerColumns("_kafka"))
 	require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{"s": "a"}`)))
-	assert.Equal(t, []int{1, 0}, h.lengths())
+	assert.Equal(t, []int{1, 0}, arrowtest.Lengths(h.rb))
 	kb := h.rb.Field(1).(*array.StructBuilder)
 	kb.Append(true)
 	kb.FieldBuilder(0).(*array.Int64Builder).Append(42)
 	rec := h.record(t)
-	assert.Equal(t, []any{"a"}, column(rec, "s"))
-	assert.Equal(t, []any{map[string]any{"offset": int64(42)}}, column(rec, "_kafka"))
+	assert.Equal(t, []any{"a"}, arrowtest.Column(rec, "s"))
+	assert.Equal(t, []any{map[string]any{"offset": int64(42)}}, arrowtest.Column(rec, "_kafka"))
 
 	clash := message(t, proto3(`string _kafka = 1;`))
 	_, err := tarnpb.NewDecoder(clash, target, tarnpb.WithCallerColumns("_kafka"))
@@ -423,7 +424,7 @@ func TestDecodeBadRecordsAppendNothing(t *testing.T) {
 			}
 			h := newHarness(t, m, table(t, m))
 			require.NoError(t, h.dec.Append(h.rb, encode(t, m, ok)))
-			before := h.lengths()
+			before := arrowtest.Lengths(h.rb)
 
 			err := h.dec.Append(h.rb, tt.payload)
 			require.Error(t, err)
@@ -432,26 +433,26 @@ func TestDecodeBadRecordsAppendNothing(t *testing.T) {
 			var fe *tarnpb.FieldError
 			require.True(t, errors.As(err, &fe))
 			assert.Equal(t, tt.path, fe.Path)
-			assert.Equal(t, before, h.lengths(), "a failed Append must append nothing")
+			assert.Equal(t, before, arrowtest.Lengths(h.rb), "a failed Append must append nothing")
 
 			require.NoError(t, h.dec.Append(h.rb, encode(t, m, ok)))
 			rec := h.record(t)
-			assert.Equal(t, []any{"ok", "ok"}, column(rec, "s"))
+			assert.Equal(t, []any{"ok", "ok"}, arrowtest.Column(rec, "s"))
 		})
 	}
 
 	t.Run("good row after a truncated one has all its values", func(t *testing.T) {
 		h := newHarness(t, md, table(t, md))
 		require.ErrorIs(t, h.dec.Append(h.rb, truncated), tarnpb.ErrMalformed)
-		assert.Equal(t, []int{0, 0, 0, 0, 0, 0}, h.lengths())
+		assert.Equal(t, []int{0, 0, 0, 0, 0, 0}, arrowtest.Lengths(h.rb))
 		require.NoError(t, h.dec.Append(h.rb, good))
 		rec := h.record(t)
-		assert.Equal(t, []any{"ok"}, column(rec, "s"))
-		assert.Equal(t, []any{[]any{map[string]any{"x": int32(1), "y": ""}}}, column(rec, "l"))
-		assert.Equal(t, []any{arrow.Timestamp(1704067200_000000)}, column(rec, "ts"))
-		assert.Equal(t, []any{int64(1_000_000)}, column(rec, "d"))
-		assert.Equal(t, []any{"1"}, column(rec, "v"))
-		assert.Equal(t, []any{map[any]any{"a": int32(1)}}, column(rec, "m"))
+		assert.Equal(t, []any{"ok"}, arrowtest.Column(rec, "s"))
+		assert.Equal(t, []any{[]any{map[string]any{"x": int32(1), "y": ""}}}, arrowtest.Column(rec, "l"))
+		assert.Equal(t, []any{arrow.Timestamp(1704067200_000000)}, arrowtest.Column(rec, "ts"))
+		assert.Equal(t, []any{int64(1_000_000)}, arrowtest.Column(rec, "d"))
+		assert.Equal(t, []any{"1"}, arrowtest.Column(rec, "v"))
+		assert.Equal(t, []any{map[string]any{"a": int32(1)}}, arrowtest.Column(rec, "m"))
 	})
 }
 
