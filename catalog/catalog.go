@@ -35,6 +35,8 @@ type Catalog struct {
 	log        *slog.Logger
 	// owners is the ownership hook (SetOwners); nil when none.
 	owners atomic.Pointer[ownersBox]
+	// inflight: data files written by in-process writers, not committed yet.
+	inflight inflight
 }
 
 // New returns a Catalog over cfg.Store. Errors wrap ErrInvalidArgument for

@@ -99,7 +99,7 @@ func EnsureDLQTable(ctx context.Context, tables table.CatalogIO, cfg Config) (cr
 		table.NewSetDefaultSpecUpdate(-1),
 		table.NewAddSortOrderUpdate(&table.UnsortedSortOrder),
 		table.NewSetDefaultSortOrderUpdate(-1),
-		table.NewSetPropertiesUpdate(iceberg.Properties{CompressionProperty: CompressionCodec}),
+		table.NewSetPropertiesUpdate(tableProperties()),
 	})
 	if err == nil {
 		return true, nil

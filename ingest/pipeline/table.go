@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -78,7 +79,8 @@ func TableSchema(user *iceberg.Schema) (*iceberg.Schema, error) {
 // in warehouse wh with TableSchema(user), cfg's partition spec (default
 // day(_kafka.timestamp)), no sort order (the sink writes unsorted tables
 // only, so that row positions follow the batch order) and
-// write.parquet.compression-codec=zstd. An existing table is left as it
+// write.parquet.compression-codec=zstd plus maintenance.TableDefaults
+// (tableProperties). An existing table is left as it
 // is, after checking that its _kafka column has DESIGN.md's shape.
 // created reports whether this call created the table. In error mode
 // dlq the dead letter table is ensured too (EnsureDLQTable); created
@@ -126,7 +128,7 @@ func ensureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 		Name:          id.Name,
 		Schema:        sc,
 		PartitionSpec: &iceberg.UnboundPartitionSpec{PartitionSpec: ps},
-		Properties:    map[string]string{CompressionProperty: CompressionCodec},
+		Properties:    tableProperties(),
 	})
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		// Created concurrently (another replica enabling the same topic).
@@ -136,6 +138,16 @@ func ensureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 		return false, fmt.Errorf("create table %s: %w", id, err)
 	}
 	return true, nil
+}
+
+// tableProperties are a new table's properties: zstd, and maintenance's
+// defaults for tables Tarn owns (snapshot retention in hours, manifest
+// merging, old metadata files deleted; maintenance.TableDefaults), which
+// keep the metadata small at a 1 s commit cadence.
+func tableProperties() iceberg.Properties {
+	props := maintenance.TableDefaults()
+	props[CompressionProperty] = CompressionCodec
+	return props
 }
 
 // checkExisting returns nil if table id exists with a proper _kafka

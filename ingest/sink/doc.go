@@ -104,6 +104,11 @@
 // a failed write and of a stale batch are deleted; files of a batch whose
 // commit outcome is unknown or that kept conflicting, and manifests of
 // failed commit attempts, stay as orphans for maintenance to remove.
+// From Write until its CommitWritten commits or drops it, a batch's files
+// are held in the catalog (catalog.Catalog.HoldFiles, when the CatalogIO
+// offers it), and maintenance's orphan removal skips held files whatever
+// their age; a batch abandoned after an unknown outcome stays held until
+// the process ends.
 //
 // # Row positions
 //

@@ -181,6 +181,25 @@ type Written struct {
 	// its outcome unknown, so they may be live and must never be deleted.
 	uncertain bool
 	done      bool
+	// release ends the in-flight hold on Files (see fileHolder); nil
+	// when the catalog offers none.
+	release func()
+}
+
+// fileHolder is the optional capability of a CatalogIO (catalog.TableIO
+// has it) to mark data files as written but not committed, so that
+// maintenance's orphan-file removal never deletes a batch in flight, however
+// long its commit is delayed.
+type fileHolder interface {
+	HoldFiles(files []string) (release func())
+}
+
+// finish marks w committed or dropped and ends its in-flight hold.
+func (w *Written) finish() {
+	w.done = true
+	if w.release != nil {
+		w.release()
+	}
 }
 
 // Commit writes b (Write) and commits it (CommitWritten). Errors as those.
@@ -251,6 +270,13 @@ func (s *Sink) Write(ctx context.Context, b Batch) (*Written, error) {
 		s.remove(ctx, tbl, w.Files)
 		return nil, fmt.Errorf("write %d rows to %s: %w", rows, s.name(), werr)
 	}
+	if h, ok := s.cat.(fileHolder); ok {
+		paths := make([]string, len(w.Files))
+		for i, f := range w.Files {
+			paths[i] = f.FilePath()
+		}
+		w.release = h.HoldFiles(paths)
+	}
 	return w, nil
 }
 
@@ -300,7 +326,7 @@ func (s *Sink) CommitWritten(ctx context.Context, w *Written) error {
 				fresh = true
 				continue
 			}
-			w.done = true
+			w.finish()
 			if !w.uncertain {
 				s.remove(ctx, base, w.Files)
 			}
@@ -315,7 +341,8 @@ func (s *Sink) CommitWritten(ctx context.Context, w *Written) error {
 		tbl, err := txn.Commit(ctx)
 		switch {
 		case err == nil:
-			s.tbl, w.done = tbl, true
+			s.tbl = tbl
+			w.finish()
 			return nil
 		case !isCommitFailed(err):
 			w.uncertain = true

@@ -1,0 +1,152 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+)
+
+// compact bin-packs main's small data files with iceberg-go: the plan is
+// compaction.Config.PlanCompaction over main's scan tasks (per partition,
+// files under 75 % of the target; a group needs pol.CompactMinFiles
+// files), each group is read with its deletes applied and written in the
+// table's partitioning and sort order by table.ExecuteCompactionGroup,
+// and the groups are committed as one replace snapshot with
+// Transaction.NewRewrite (which validates that the replaced files are
+// still live and that no delete file targets them).
+//
+// The files are written once, on the head the plan was made on; the
+// commit asserts main's head (assert-ref-snapshot-id) and carries that
+// head's ingest offsets. When an ingest commit moved main meanwhile, the
+// same rewrite is staged again on the new head, with the new head's
+// offsets — ingest only appends, so the replaced files are still live —
+// up to maxCommitAttempts times; then compaction yields (its new files
+// are deleted) and tries again next pass. It never replays a commit onto
+// a newer head with an older head's offsets (see ingest/sink's doc).
+func compact(ctx context.Context, t *target) (Result, error) {
+	res := Result{Table: t.name(), Job: JobCompact}
+	tbl, err := t.load(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.FilesBefore, res.FilesAfter = liveFiles(tbl), liveFiles(tbl)
+	head := tbl.CurrentSnapshot()
+	if head == nil {
+		res.Skipped = "no snapshot"
+		return res, nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return res, fmt.Errorf("plan scan of %s: %w", t.name(), err)
+	}
+	cfg := compaction.DefaultConfig()
+	cfg.TargetFileSizeBytes = t.pol.CompactTargetBytes
+	cfg.MinFileSizeBytes = t.pol.CompactTargetBytes * 3 / 4
+	cfg.MaxFileSizeBytes = t.pol.CompactTargetBytes * 9 / 5
+	cfg.MinInputFiles = uint(t.pol.CompactMinFiles)
+	plan, err := cfg.PlanCompaction(tasks)
+	if err != nil {
+		return res, err
+	}
+	if len(plan.Groups) == 0 {
+		res.Skipped = "nothing to compact"
+		return res, nil
+	}
+
+	var results []table.CompactionGroupResult
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return res, err
+	}
+	drop := func() {
+		for _, gr := range results {
+			for _, df := range gr.NewDataFiles {
+				_ = fs.Remove(df.FilePath())
+			}
+		}
+	}
+	for _, g := range plan.Groups {
+		gr, err := table.ExecuteCompactionGroup(ctx, tbl, table.CompactionTaskGroup{
+			PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes,
+		}, table.WithCompactionTargetFileSize(t.pol.CompactTargetBytes))
+		if err != nil {
+			drop()
+			return res, fmt.Errorf("compact %s partition %q: %w", t.name(), g.PartitionKey, err)
+		}
+		results = append(results, gr)
+	}
+
+	deletes := summaryInt(head, "total-delete-files")
+	base := tbl
+	for {
+		res.Attempts++
+		if summaryInt(base.CurrentSnapshot(), "total-delete-files") != deletes {
+			// A concurrent writer added (or removed) delete files; they may
+			// target rows just rewritten. Plan again next pass.
+			drop()
+			res.Skipped = "delete files changed during compaction"
+			return res, nil
+		}
+		next, err := commitRewrite(ctx, base, results)
+		switch {
+		case err == nil:
+			for _, gr := range results {
+				res.FilesRewritten += len(gr.OldDataFiles)
+				res.FilesAdded += len(gr.NewDataFiles)
+				res.BytesRewritten += gr.BytesBefore
+			}
+			res.FilesAfter = liveFiles(next)
+			return res, nil
+		case errors.Is(err, errStage):
+			// Not sent: the head no longer has every replaced file (someone
+			// else rewrote or deleted them).
+			drop()
+			res.Skipped = "files changed during compaction"
+			return res, nil
+		case !isCommitFailed(err):
+			// The outcome may be unknown: the new files may be live.
+			return res, fmt.Errorf("commit compaction of %s: %w", t.name(), err)
+		case res.Attempts >= maxCommitAttempts:
+			drop()
+			res.Skipped = "yielded to concurrent commits"
+			return res, nil
+		}
+		if err := backoff(ctx, res.Attempts); err != nil {
+			drop()
+			return res, err
+		}
+		if base, err = t.load(ctx); err != nil {
+			drop()
+			return res, err
+		}
+	}
+}
+
+// errStage marks a rewrite iceberg-go refused to stage on a head.
+var errStage = errors.New("stage rewrite")
+
+// commitRewrite stages the rewrite of results on base, carrying base's
+// offsets and asserting base's main head, and commits it.
+func commitRewrite(ctx context.Context, base *table.Table, results []table.CompactionGroupResult) (*table.Table, error) {
+	props, err := offsetProps(base)
+	if err != nil {
+		return nil, err
+	}
+	txn := base.NewTransaction()
+	// Pinned: iceberg-go would otherwise refresh and replay the snapshot
+	// onto a moved main, keeping base's (older) offsets.
+	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return nil, err
+	}
+	rw := txn.NewRewrite(props)
+	for _, gr := range results {
+		rw.ApplyResult(gr)
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("%w: %w", errStage, err)
+	}
+	return txn.Commit(ctx)
+}

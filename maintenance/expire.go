@@ -1,0 +1,65 @@
+package maintenance
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// expire removes snapshots with iceberg-go's Transaction.ExpireSnapshots:
+// on every branch, snapshots older than pol.MaxSnapshotAge beyond the
+// newest history.expire.min-snapshots-to-keep are dropped; a ref's own
+// max-snapshot-age-ms, min-snapshots-to-keep and max-ref-age-ms win over
+// the table's; the snapshot of every retained branch and tag is kept.
+// Once the commit lands iceberg-go deletes the manifests, manifest lists
+// and data files that only the expired snapshots referenced; files of any
+// retained snapshot stay.
+//
+// Expiry adds no snapshot, so main's head and its ingest offsets are
+// untouched. Its commit asserts every ref's snapshot; an ingest commit in
+// between fails it cleanly and it is planned again on the new head.
+func expire(ctx context.Context, t *target) (Result, error) {
+	res := Result{Table: t.name(), Job: JobExpire}
+	for {
+		res.Attempts++
+		tbl, err := t.load(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.FilesBefore, res.FilesAfter = liveFiles(tbl), liveFiles(tbl)
+		before := len(tbl.Metadata().Snapshots())
+		txn := tbl.NewTransaction()
+		if err := txn.ExpireSnapshots(table.WithOlderThan(t.pol.MaxSnapshotAge)); err != nil {
+			return res, fmt.Errorf("expire snapshots of %s: %w", t.name(), err)
+		}
+		tc, err := txn.TableCommit()
+		if err != nil {
+			return res, err
+		}
+		if len(tc.Updates) == 0 {
+			res.Attempts--
+			res.Skipped = "nothing to expire"
+			return res, nil
+		}
+		next, err := txn.Commit(ctx)
+		switch {
+		case err == nil:
+			res.SnapshotsExpired = before - len(next.Metadata().Snapshots())
+			return res, nil
+		case next != nil:
+			// Committed; a post-commit file deletion failed. What stays is
+			// left to orphan removal.
+			res.SnapshotsExpired = before - len(next.Metadata().Snapshots())
+			return res, fmt.Errorf("expire snapshots of %s: delete expired files: %w", t.name(), err)
+		case !isCommitFailed(err):
+			return res, fmt.Errorf("commit expiry of %s: %w", t.name(), err)
+		case res.Attempts >= maxCommitAttempts:
+			res.Skipped = "yielded to concurrent commits"
+			return res, nil
+		}
+		if err := backoff(ctx, res.Attempts); err != nil {
+			return res, err
+		}
+	}
+}

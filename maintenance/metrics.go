@@ -1,0 +1,66 @@
+package maintenance
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the scheduler's Prometheus metrics (README lists them).
+// Per-table gauges are refreshed after every job on the table.
+type metrics struct {
+	files          *prometheus.GaugeVec
+	bytes          *prometheus.GaugeVec
+	snapshots      *prometheus.GaugeVec
+	compacted      *prometheus.CounterVec
+	bytesRewritten *prometheus.CounterVec
+	expired        *prometheus.CounterVec
+	orphans        *prometheus.CounterVec
+	conflicts      *prometheus.CounterVec
+	failures       *prometheus.CounterVec
+	duration       *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		files: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tarn_maintenance_table_files",
+			Help: "Live data files in the table's current snapshot."}, []string{"table"}),
+		bytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tarn_maintenance_table_bytes",
+			Help: "Bytes of the live data files in the table's current snapshot."}, []string{"table"}),
+		snapshots: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tarn_maintenance_table_snapshots",
+			Help: "Snapshots in the table's metadata."}, []string{"table"}),
+		compacted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_files_compacted_total",
+			Help: "Data files replaced by compaction."}, []string{"table"}),
+		bytesRewritten: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_rewritten_bytes_total",
+			Help: "Bytes of data files read and rewritten by compaction."}, []string{"table"}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_snapshots_expired_total",
+			Help: "Snapshots removed by expiry."}, []string{"table"}),
+		orphans: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_orphans_removed_total",
+			Help: "Unreferenced files deleted by orphan removal."}, []string{"table"}),
+		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_commit_conflicts_total",
+			Help: "Maintenance commits that lost to a concurrent commit (ingest) and were staged again."}, []string{"job"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_job_failures_total",
+			Help: "Job runs that ended in an error."}, []string{"job"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "tarn_maintenance_job_duration_seconds",
+			Help:    "Duration of job runs that acted or failed (not skipped ones).",
+			Buckets: prometheus.ExponentialBuckets(0.01, 4, 9)}, []string{"job"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.files, m.bytes, m.snapshots, m.compacted, m.bytesRewritten, m.expired, m.orphans,
+			m.conflicts, m.failures, m.duration)
+	}
+	return m
+}
+
+// observe records one job run.
+func (m *metrics) observe(r Result, err error) {
+	if err != nil {
+		m.failures.WithLabelValues(r.Job).Inc()
+	}
+	if r.Attempts > 1 {
+		m.conflicts.WithLabelValues(r.Job).Add(float64(r.Attempts - 1))
+	}
+	if err != nil || r.Skipped == "" {
+		m.duration.WithLabelValues(r.Job).Observe(float64(r.DurationMs) / 1000)
+	}
+	m.compacted.WithLabelValues(r.Table).Add(float64(r.FilesRewritten))
+	m.bytesRewritten.WithLabelValues(r.Table).Add(float64(r.BytesRewritten))
+	m.expired.WithLabelValues(r.Table).Add(float64(r.SnapshotsExpired))
+	m.orphans.WithLabelValues(r.Table).Add(float64(r.OrphansRemoved))
+}

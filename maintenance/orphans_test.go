@@ -1,0 +1,75 @@
+package maintenance_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/maintenance"
+)
+
+// Orphan removal deletes a planted unreferenced file older than the
+// cutoff, keeps a younger one, never deletes a referenced file however
+// old, and keeps the files of a batch written but not yet committed (a
+// paused ingest batch) even when they are older than the cutoff.
+func TestOrphansRemovedReferencedAndInFlightKept(t *testing.T) {
+	h := newHarness(t, map[string]string{maintenance.OrphanOlderThanProperty: "60000"}) // 1 min: raised to the 1 h floor
+	h.ingest(10, 10)
+	require.Empty(t, h.run(maintenance.JobCompact).Skipped)
+	h.ingest(1, 10)
+
+	// Every file of the table is two hours old now, referenced or not.
+	all := h.files("")
+	age(t, 2*time.Hour, all...)
+
+	dataDir := filepath.Join(h.tableDir(), "data")
+	old := filepath.Join(dataDir, "planted-old.parquet")
+	young := filepath.Join(dataDir, "planted-young.parquet")
+	halfHour := filepath.Join(dataDir, "planted-30min.parquet")
+	for _, p := range []string{old, young, halfHour} {
+		require.NoError(t, os.WriteFile(p, []byte("orphan"), 0o644))
+	}
+	age(t, 2*time.Hour, old)
+	age(t, 30*time.Minute, halfHour)
+
+	// A paused batch: written, not committed, its files older than the cutoff.
+	b := h.batch(10)
+	w, err := h.sink.Write(h.ctx, b)
+	require.NoError(t, err)
+	var paused []string
+	for _, f := range w.Files {
+		paused = append(paused, f.FilePath())
+	}
+	require.NotEmpty(t, paused)
+	age(t, 2*time.Hour, paused...)
+
+	r := h.run(maintenance.JobOrphans)
+	require.Empty(t, r.Skipped)
+	require.False(t, exists(old), "old orphan removed")
+	require.True(t, exists(young), "young orphan kept")
+	require.True(t, exists(halfHour), "orphan younger than the 1 h floor kept")
+	for _, p := range paused {
+		require.True(t, exists(p), "in-flight batch file kept: %s", p)
+	}
+	require.Equal(t, len(paused), r.OrphansHeld)
+	// What it removed: the planted file and the data files compaction
+	// replaced are referenced by retained snapshots, so only the planted
+	// one among data files; metadata files past previous-versions-max
+	// may go too.
+	require.Equal(t, 1, r.OrphansRemoved)
+	tbl := h.load()
+	h.check(tbl, nil, h.next)
+	for _, s := range tbl.Metadata().Snapshots() {
+		for _, f := range dataFiles(t, tbl, &s) {
+			require.True(t, exists(f), "referenced file %s", f)
+		}
+	}
+
+	// The paused batch commits afterwards, and the table is exact.
+	require.NoError(t, h.sink.CommitWritten(h.ctx, w))
+	h.account(b)
+	h.check(h.load(), nil, h.next)
+}

@@ -1,0 +1,144 @@
+package maintenance
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Table properties that steer maintenance, beside the Iceberg ones it
+// honours (history.expire.*, write.target-file-size-bytes,
+// commit.manifest.target-size-bytes).
+const (
+	// EnabledProperty turns maintenance of a table on or off. Tables Tarn
+	// owns (a topic's table and its dead letter table) are maintained
+	// unless it is "false"; any other table only when it is "true".
+	EnabledProperty = "tarn.maintenance.enabled"
+	// CompactMinFilesProperty: compaction runs when a partition has at
+	// least this many small files (smaller than 75 % of the target size).
+	CompactMinFilesProperty = "tarn.maintenance.compact.min-input-files"
+	// OrphanOlderThanProperty: orphan removal deletes unreferenced files
+	// older than this many ms, never less than MinOrphanAge.
+	OrphanOlderThanProperty = "tarn.maintenance.orphans.older-than-ms"
+	// OrphanIntervalProperty: orphan removal runs at most once per this
+	// many ms (it lists the table's whole location and reads every
+	// retained manifest).
+	OrphanIntervalProperty = "tarn.maintenance.orphans.interval-ms"
+	// ManifestMaxCountProperty: manifests are rewritten when main's head
+	// has more data manifests than this.
+	ManifestMaxCountProperty = "tarn.maintenance.manifests.max-count"
+)
+
+// Defaults of a table's maintenance policy, used when its properties do
+// not say otherwise.
+const (
+	// DefaultCompactMinFiles: at a 1 s commit cadence a partition gains a
+	// file a second; 10 keeps the live file count near 10 + one interval's
+	// worth of commits without rewriting after every pass.
+	DefaultCompactMinFiles = 10
+	// DefaultCompactTargetBytes is the compacted file size when the table
+	// has no write.target-file-size-bytes: the pipelines' default flush
+	// size (ingest/pipeline), not iceberg-go's 512 MiB, so that a
+	// streaming table's files stop being rewritten once they are as large
+	// as a busy topic's batches.
+	DefaultCompactTargetBytes = 128 << 20
+	// MinOrphanAge is the floor of the orphan cutoff: a file younger than
+	// this may belong to a commit in flight in another process.
+	MinOrphanAge = time.Hour
+	// DefaultOrphanAge is the default orphan cutoff: a day leaves any
+	// stuck writer ample time and still bounds the garbage.
+	DefaultOrphanAge = 24 * time.Hour
+	// DefaultOrphanInterval: orphan removal is expensive (a listing and
+	// every manifest), and orphans are rare; hourly is plenty.
+	DefaultOrphanInterval = time.Hour
+	// DefaultManifestMaxCount: with manifest merging on (TableDefaults)
+	// appends already keep the count near
+	// commit.manifest.min-count-to-merge; this catches tables without it.
+	DefaultManifestMaxCount = 32
+	// DefaultMaxSnapshotAge is history.expire.max-snapshot-age-ms for
+	// tables Tarn owns: one hour of history (3,600 snapshots at a 1 s
+	// cadence) for time travel and slow readers, and a metadata.json that
+	// stops growing after that hour.
+	DefaultMaxSnapshotAge = time.Hour
+)
+
+// TableDefaults are the properties a table Tarn owns is created with
+// (ingest/pipeline EnsureTable), so that its metadata stays small at a
+// 1 s commit cadence; set on the table, so every engine sees them, and
+// overridable like any property:
+//
+//   - history.expire.max-snapshot-age-ms = 3600000 (1 h; Iceberg's default
+//     is 5 days) and history.expire.min-snapshots-to-keep = 1: what expiry
+//     keeps.
+//   - commit.manifest-merge.enabled = true and
+//     commit.manifest.min-count-to-merge = 16: each append merges small
+//     manifests (iceberg-go's default is off, one manifest per commit).
+//   - write.metadata.delete-after-commit.enabled = true and
+//     write.metadata.previous-versions-max = 10: old metadata.json files
+//     are deleted as new ones are committed.
+func TableDefaults() iceberg.Properties {
+	return iceberg.Properties{
+		table.MaxSnapshotAgeMsKey:                 strconv.FormatInt(DefaultMaxSnapshotAge.Milliseconds(), 10),
+		table.MinSnapshotsToKeepKey:               "1",
+		table.ManifestMergeEnabledKey:             "true",
+		table.ManifestMinMergeCountKey:            "16",
+		table.MetadataDeleteAfterCommitEnabledKey: "true",
+		table.MetadataPreviousVersionsMaxKey:      "10",
+	}
+}
+
+// Policy is one table's maintenance settings, from its properties.
+type Policy struct {
+	// Enabled: the scheduler maintains the table (EnabledProperty).
+	Enabled bool
+	// CompactMinFiles: small files per partition that trigger compaction.
+	CompactMinFiles int
+	// CompactTargetBytes: the size compaction bin-packs files to
+	// (write.target-file-size-bytes, else DefaultCompactTargetBytes).
+	CompactTargetBytes int64
+	// MaxSnapshotAge: snapshots older than this (beyond the newest
+	// MinSnapshotsToKeep of each branch) are expired. From
+	// history.expire.max-snapshot-age-ms; for an owned table without it,
+	// DefaultMaxSnapshotAge; otherwise Iceberg's 5 days.
+	MaxSnapshotAge time.Duration
+	// OrphanAge: unreferenced files older than this are removed; never
+	// below MinOrphanAge.
+	OrphanAge time.Duration
+	// OrphanInterval: least time between two orphan removals.
+	OrphanInterval time.Duration
+	// ManifestMaxCount: data manifests in main's head above which
+	// manifests are rewritten.
+	ManifestMaxCount int
+}
+
+// PolicyOf reads props (a table's properties); owned says whether Tarn
+// owns the table, which turns maintenance on by default and applies
+// TableDefaults' snapshot age when the table lacks the property.
+func PolicyOf(props iceberg.Properties, owned bool) Policy {
+	p := Policy{
+		Enabled:            props.GetBool(EnabledProperty, owned),
+		CompactMinFiles:    props.GetInt(CompactMinFilesProperty, DefaultCompactMinFiles),
+		CompactTargetBytes: props.GetInt64(table.WriteTargetFileSizeBytesKey, DefaultCompactTargetBytes),
+		OrphanAge:          time.Duration(props.GetInt64(OrphanOlderThanProperty, DefaultOrphanAge.Milliseconds())) * time.Millisecond,
+		OrphanInterval:     time.Duration(props.GetInt64(OrphanIntervalProperty, DefaultOrphanInterval.Milliseconds())) * time.Millisecond,
+		ManifestMaxCount:   props.GetInt(ManifestMaxCountProperty, DefaultManifestMaxCount),
+	}
+	age := table.MaxSnapshotAgeMsDefault
+	if owned {
+		age = DefaultMaxSnapshotAge.Milliseconds()
+	}
+	p.MaxSnapshotAge = time.Duration(props.GetInt64(table.MaxSnapshotAgeMsKey, age)) * time.Millisecond
+	if p.CompactMinFiles < 2 {
+		p.CompactMinFiles = 2
+	}
+	if p.CompactTargetBytes <= 0 {
+		p.CompactTargetBytes = DefaultCompactTargetBytes
+	}
+	p.OrphanAge = max(p.OrphanAge, MinOrphanAge)
+	if p.ManifestMaxCount < 1 {
+		p.ManifestMaxCount = DefaultManifestMaxCount
+	}
+	return p
+}
