@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -49,7 +48,7 @@ func (t *TableIO) LoadTable(ctx context.Context, ident table.Identifier) (*table
 	if err != nil {
 		return nil, fmt.Errorf("parse metadata of %s at %s: %w", id, lt.MetadataLocation, err)
 	}
-	return table.New(ident, md, lt.MetadataLocation, icebergio.LoadFSFunc(t.wh.Properties, lt.MetadataLocation), t), nil
+	return table.New(ident, md, lt.MetadataLocation, t.wh.FileIOFunc(lt.MetadataLocation), t), nil
 }
 
 // CommitTable implements table.CatalogIO through Catalog.CommitTable and

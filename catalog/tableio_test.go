@@ -78,12 +78,20 @@ func TestTableIOAppendAndScan(t *testing.T) {
 	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
 }
 
-// Regression: `tarn serve --warehouse s3://bucket/wh` started, and every
-// create then failed with 500 ("io scheme not registered"). Until object
-// storage is wired, a non-file warehouse is refused up front.
-func TestNewWarehouseRefusesObjectStores(t *testing.T) {
-	for _, loc := range []string{"s3://bucket/wh", "gs://b/w", "relative/path", "file:///"} {
+// Regression: `tarn serve --warehouse gs://bucket/wh` must not start and
+// fail every create with 500 ("io scheme not registered"): a warehouse
+// whose FileIO is not wired is refused up front. s3:// is wired; it needs
+// a bucket.
+func TestNewWarehouseRefusesUnsupportedStores(t *testing.T) {
+	for _, loc := range []string{"gs://b/w", "abfs://c@a.dfs.core.windows.net/w", "relative/path", "file:///", "s3:///nobucket", "s3://user:pw@bucket/w"} {
 		_, err := catalog.NewWarehouse(catalog.DefaultWarehouse, loc, nil)
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument, loc)
+		require.NotContains(t, err.Error(), "pw", loc)
 	}
+	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "s3://bucket/wh/", nil)
+	require.NoError(t, err)
+	require.Equal(t, "s3://bucket/wh", wh.Location)
+	require.True(t, wh.Contains("s3://bucket/wh/ns/t"))
+	require.False(t, wh.Contains("s3://bucket/wh2/t"))
+	require.False(t, wh.Contains("s3://other/wh/t"))
 }

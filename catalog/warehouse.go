@@ -5,16 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/google/uuid"
+	"gocloud.dev/blob"
 )
 
 // DefaultWarehouse is the name (REST prefix) of the warehouse Tarn serves
@@ -29,37 +33,68 @@ type Warehouse struct {
 	// Location is the root URI without a trailing slash, e.g.
 	// "file:///var/lib/tarn/warehouse" or "s3://bucket/prefix".
 	Location string
-	// Properties are iceberg-go FileIO properties (s3.region, ...).
+	// Properties are the warehouse's properties: iceberg-go FileIO
+	// properties (s3.region, ...) and Tarn's own (PropS3RoleARN, ...). They
+	// may hold credentials: never log or print them (String and LogValue
+	// leave them out).
 	Properties iceberg.Properties
 
 	root *url.URL
+	// s3 is set for s3:// warehouses.
+	s3 *s3Store
+
+	ioMu sync.Mutex
+	io   icebergio.IO // the object store's FileIO, built on first use
 }
 
-// NewWarehouse checks location, an absolute file:// URI (object stores come
-// later; their FileIO is not wired yet, so they are refused rather than
-// failing on first use), and creates the directory. Errors wrap
-// ErrInvalidArgument.
+// NewWarehouse checks location, an absolute file:// URI (the directory is
+// created) or s3://bucket[/prefix] with props holding the S3 settings
+// (PropS3Endpoint, ...; see storage.go). Errors wrap ErrInvalidArgument and
+// never quote a credential.
 func NewWarehouse(name, location string, props iceberg.Properties) (*Warehouse, error) {
 	location = strings.TrimSuffix(location, "/")
 	u, err := parseLocation(location)
 	if err != nil {
 		return nil, err
 	}
-	if u.Scheme != "file" {
-		return nil, fmt.Errorf("%w: warehouse %q: only file:// warehouses are supported by this build (object storage is on the roadmap)", ErrInvalidArgument, location)
-	}
-	if !path.IsAbs(u.Path) || u.Path == "/" {
-		return nil, fmt.Errorf("%w: warehouse %q must be an absolute directory below /", ErrInvalidArgument, location)
-	}
-	if err := mkdirAllDurable(u.Path); err != nil {
-		return nil, fmt.Errorf("create warehouse directory: %w", err)
-	}
-	location = "file://" + u.Path
 	if props == nil {
 		props = iceberg.Properties{}
 	}
-	return &Warehouse{Name: name, Location: location, Properties: props, root: u}, nil
+	switch u.Scheme {
+	case "file":
+		if !path.IsAbs(u.Path) || u.Path == "/" {
+			return nil, fmt.Errorf("%w: warehouse %q must be an absolute directory below /", ErrInvalidArgument, location)
+		}
+		if err := mkdirAllDurable(u.Path); err != nil {
+			return nil, fmt.Errorf("create warehouse directory: %w", err)
+		}
+		location = "file://" + u.Path
+		return &Warehouse{Name: name, Location: location, Properties: props, root: u}, nil
+	case "s3":
+		if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			// Not quoted: user info would be a credential.
+			return nil, fmt.Errorf("%w: an s3:// warehouse location is s3://bucket/prefix, without user info, query or fragment", ErrInvalidArgument)
+		}
+		st, err := newS3Store(u.Host, props)
+		if err != nil {
+			return nil, err
+		}
+		return &Warehouse{Name: name, Location: location, Properties: props, root: u, s3: st}, nil
+	}
+	return nil, fmt.Errorf("%w: warehouse %q: only file:// and s3:// warehouses are supported", ErrInvalidArgument, location)
 }
+
+// String names the warehouse without its properties (which may hold
+// credentials).
+func (w *Warehouse) String() string { return w.Name + " (" + w.Location + ")" }
+
+// LogValue keeps the properties, which may hold credentials, out of logs.
+func (w *Warehouse) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", w.Name), slog.String("location", w.Location))
+}
+
+// IsObjectStore reports whether the warehouse is in an object store (s3://).
+func (w *Warehouse) IsObjectStore() bool { return w.s3 != nil }
 
 // parseLocation parses a location URI and refuses relative ones and ".."
 // segments, so that a prefix check on the cleaned path is a containment check.
@@ -161,9 +196,37 @@ func (w *Warehouse) resolveLocation(requested string, id Ident, nsProps map[stri
 	return w.newLocation(id, nsProps), nil
 }
 
-// fileIO returns the iceberg-go FileIO for loc.
+// fileIO returns the iceberg-go FileIO for loc. An object store's is built
+// once per warehouse (one client, one connection pool) for its bucket;
+// a location in another bucket gets one of its own.
 func (w *Warehouse) fileIO(ctx context.Context, loc string) (icebergio.IO, error) {
-	return icebergio.LoadFS(ctx, w.Properties, loc)
+	if w.s3 == nil {
+		return icebergio.LoadFS(ctx, w.Properties, loc)
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: location %q: %v", ErrInvalidArgument, loc, err)
+	}
+	if u.Host != w.s3.bucket {
+		return icebergio.LoadFS(ctx, w.s3.fileIOProps(), loc)
+	}
+	w.ioMu.Lock()
+	defer w.ioMu.Unlock()
+	if w.io == nil {
+		// blobfs keeps the context it is built with for every later
+		// operation: it must not be a request's.
+		fs, err := icebergio.LoadFS(context.Background(), w.s3.fileIOProps(), w.Location)
+		if err != nil {
+			return nil, fmt.Errorf("open warehouse %s: %w", w.Name, err)
+		}
+		w.io = fs
+	}
+	return w.io, nil
+}
+
+// FileIOFunc returns the FileIO for loc lazily, for iceberg-go's table.New.
+func (w *Warehouse) FileIOFunc(loc string) func(context.Context) (icebergio.IO, error) {
+	return func(ctx context.Context) (icebergio.IO, error) { return w.fileIO(ctx, loc) }
 }
 
 // WriteNew writes data to a new file at loc and returns once it is durable:
@@ -181,6 +244,19 @@ func (w *Warehouse) WriteNew(ctx context.Context, loc string, data []byte) error
 	fs, err := w.fileIO(ctx, loc)
 	if err != nil {
 		return err
+	}
+	if bfs, ok := fs.(*blobfs.FileIO); ok {
+		// If-None-Match: * on the PUT, so an existing object is never
+		// replaced (names carry a uuid, so this only guards bugs).
+		bw, err := bfs.NewWriter(ctx, loc, true, &blob.WriterOptions{IfNotExist: true})
+		if err != nil {
+			return err
+		}
+		if _, err := bw.Write(data); err != nil {
+			_ = bw.Close()
+			return err
+		}
+		return bw.Close()
 	}
 	wfs, ok := fs.(icebergio.WriteFileIO)
 	if !ok {

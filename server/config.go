@@ -28,6 +28,8 @@ var endpoints = []string{
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
 	"DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign",
 	"POST /v1/{prefix}/namespaces/{namespace}/register",
 	"POST /v1/{prefix}/tables/rename",
 	"POST /v1/{prefix}/transactions/commit",

@@ -23,6 +23,9 @@ func exceptionFor(err error) spec.Exception {
 		return spec.BadGateway
 	case errors.Is(err, topics.ErrNotConfigured), errors.Is(err, topics.ErrClosed):
 		return spec.ServiceUnavailable
+	case errors.Is(err, catalog.ErrVending):
+		// STS refused or failed; the message names its code, never a key.
+		return spec.ServiceUnavailable
 	case errors.Is(err, catalog.ErrNoSuchNamespace):
 		return spec.NoSuchNamespace
 	case errors.Is(err, catalog.ErrNoSuchTable):

@@ -82,6 +82,8 @@ func TestErrorMapping(t *testing.T) {
 		{"ErrIdempotencyKeyReused", catalog.ErrIdempotencyKeyReused, spec.Unprocessable},
 		{"ErrTableOwned", catalog.ErrTableOwned, spec.Conflict},
 		{"ErrTableOwnedForbidden", catalog.ErrTableOwnedForbidden, spec.Forbidden},
+		{"ErrSignOutsideLocation", catalog.ErrSignOutsideLocation, spec.Forbidden},
+		{"ErrVending", catalog.ErrVending, spec.ServiceUnavailable},
 		// Precedence and errors from outside package catalog.
 		{"commit failed because the table was dropped", fmt.Errorf("%w: %w: db.t was dropped", catalog.ErrCommitFailed, catalog.ErrNoSuchTable), spec.NoSuchTable},
 		{"commit state unknown over a store error", fmt.Errorf("%w: %w", catalog.ErrCommitStateUnknown, errors.New("disk full")), spec.CommitStateUnknown},

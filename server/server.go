@@ -136,6 +136,8 @@ func (s *Server) restRoutes(g *echo.Group) {
 	g.POST("/namespaces/:namespace/tables/:table", s.commitTable, idem)
 	g.DELETE("/namespaces/:namespace/tables/:table", s.dropTable, idem)
 	g.POST("/namespaces/:namespace/tables/:table/metrics", s.reportMetrics)
+	g.GET("/namespaces/:namespace/tables/:table/credentials", s.loadCredentials)
+	g.POST("/namespaces/:namespace/tables/:table/sign", s.signRequest)
 	g.POST("/namespaces/:namespace/register", s.registerTable, idem)
 	g.POST("/tables/rename", s.renameTable, idem)
 	g.POST("/transactions/commit", s.commitTransaction, idem)

@@ -99,7 +99,12 @@ func tableETag(metadataLocation, mode string) string {
 }
 
 func (s *Server) sendTable(c echo.Context, t *catalog.Loaded, mode string) error {
-	if t.MetadataLocation != "" {
+	cfg, creds, err := s.storageAccess(c, t)
+	if err != nil {
+		return err
+	}
+	// Vended credentials are fresh per response: no ETag, no 304.
+	if t.MetadataLocation != "" && creds == nil {
 		etag := tableETag(t.MetadataLocation, mode)
 		c.Response().Header().Set("ETag", etag)
 		if noneMatch(c.Request().Header.Values("If-None-Match"), etag) {
@@ -108,12 +113,11 @@ func (s *Server) sendTable(c echo.Context, t *catalog.Loaded, mode string) error
 	}
 	md := json.RawMessage(t.MetadataJSON)
 	if mode == "refs" {
-		var err error
 		if md, err = refsOnly(md); err != nil {
 			return err
 		}
 	}
-	out := spec.LoadTableResult{Metadata: md, Config: map[string]string{}}
+	out := spec.LoadTableResult{Metadata: md, Config: cfg, StorageCredentials: creds}
 	if t.MetadataLocation != "" {
 		out.MetadataLocation = &t.MetadataLocation
 	}

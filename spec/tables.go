@@ -42,6 +42,8 @@ type LoadTableResult struct {
 	MetadataLocation *string           `json:"metadata-location,omitempty"`
 	Metadata         json.RawMessage   `json:"metadata"`
 	Config           map[string]string `json:"config,omitempty"`
+	// StorageCredentials are vended credentials (X-Iceberg-Access-Delegation).
+	StorageCredentials []StorageCredential `json:"storage-credentials,omitempty"`
 }
 
 // CommitTableRequest is the body of POST .../tables/{table} and one entry of

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/internal/testmoto"
 	"github.com/tarnhq/tarn/server"
 )
 
@@ -34,15 +35,30 @@ func Start(t testing.TB) *Server {
 	return StartAt(t, dir)
 }
 
+// EnvWarehouse set to "s3" makes NewCatalog, Start and StartAt use an S3
+// warehouse (s3://<fresh bucket>/wh) on the moto server of
+// testmoto.EnvEndpoint instead of a file:// one, so that a whole suite
+// runs against object storage.
+const EnvWarehouse = "TARN_TEST_WAREHOUSE"
+
 // NewCatalog opens a bolt store in dir and a file:// warehouse at
-// dir/warehouse, and returns a Catalog over the store — or over wrap(store)
+// dir/warehouse (see EnvWarehouse), and returns a Catalog over the store — or over wrap(store)
 // when wrap is not nil (a test double that injects races or failures).
 // The store closes when t ends.
 func NewCatalog(t testing.TB, dir string, wrap func(catalog.Store) catalog.Store) (*catalog.Catalog, *catalog.Warehouse, *bolt.Store) {
 	t.Helper()
-	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
-	if err != nil {
-		t.Fatal(err)
+	var wh *catalog.Warehouse
+	if os.Getenv(EnvWarehouse) == "s3" {
+		// Clients get vended credentials (iceberg-go's REST client asks
+		// for them), so they need no keys of their own.
+		ep := testmoto.Endpoint(t)
+		wh = testmoto.Warehouse(t, ep, catalog.DefaultWarehouse, map[string]string{
+			catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	} else {
+		var err error
+		if wh, err = catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	store, err := bolt.Open(dir)
 	if err != nil {

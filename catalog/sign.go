@@ -1,0 +1,212 @@
+package catalog
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/tarnhq/tarn/spec"
+)
+
+// ErrSignOutsideLocation: a remote signing request names an object outside
+// the table's location, or a host that is not the warehouse's store (403).
+var ErrSignOutsideLocation = kindOf(ErrForbidden, "request outside the table's location")
+
+// unsignedPayload is S3's payload hash for a body the signature does not cover.
+const unsignedPayload = "UNSIGNED-PAYLOAD"
+
+// CanSign reports whether the warehouse signs requests (an S3 warehouse).
+func (w *Warehouse) CanSign() bool { return w.s3 != nil }
+
+// SignS3Request signs req with SigV4 and Tarn's own credentials, after
+// checking that it addresses the warehouse's store and only objects under
+// tableLocation: an object request's key, a ListObjects request's prefix
+// parameter, or every key of a DeleteObjects body. Anything else (another
+// host, bucket or prefix, a bucket-level request of another kind) is
+// ErrSignOutsideLocation (403). The result's headers are the request's
+// plus Authorization, X-Amz-Date, X-Amz-Content-Sha256 and, for
+// temporary credentials, X-Amz-Security-Token. Errors: ErrInvalidArgument
+// for a malformed request; ErrUnsupported for a warehouse that is not S3.
+func (w *Warehouse) SignS3Request(ctx context.Context, tableLocation string, req spec.RemoteSignRequest) (*spec.RemoteSignResult, error) {
+	if w.s3 == nil {
+		return nil, Errorf(ErrUnsupported, "warehouse %s is not in S3: nothing to sign", w.Name)
+	}
+	if req.Provider != "" && req.Provider != "s3" {
+		return nil, Errorf(ErrInvalidArgument, "provider %q is not supported (only s3)", req.Provider)
+	}
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete:
+	default:
+		return nil, Errorf(ErrInvalidArgument, "method %q cannot be signed", req.Method)
+	}
+	u, err := url.Parse(req.URI)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, Errorf(ErrInvalidArgument, "uri %q is not an http(s) URL", req.URI)
+	}
+	if err := w.s3.checkSignTarget(u, req, tableLocation); err != nil {
+		return nil, err
+	}
+	cfg, err := w.s3.config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := cfg.Credentials.Retrieve(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve signing credentials: %w", err)
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URI, nil)
+	if err != nil {
+		return nil, Errorf(ErrInvalidArgument, "uri %q: %v", req.URI, err)
+	}
+	for k, vs := range req.Headers {
+		switch strings.ToLower(k) {
+		case "authorization", "x-amz-date", "x-amz-security-token", "host":
+			continue // set by the signer
+		}
+		for _, v := range vs {
+			hr.Header.Add(k, v)
+		}
+	}
+	payload := hr.Header.Get("X-Amz-Content-Sha256")
+	if payload == "" {
+		if req.Body != "" {
+			sum := sha256.Sum256([]byte(req.Body))
+			payload = hex.EncodeToString(sum[:])
+		} else {
+			payload = unsignedPayload
+		}
+		hr.Header.Set("X-Amz-Content-Sha256", payload)
+	}
+	region := w.s3.props[PropS3Region]
+	if region == "" {
+		region = req.Region
+	}
+	if region == "" {
+		region = cfg.Region
+	}
+	signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
+	if err := signer.SignHTTP(ctx, creds, hr, payload, "s3", region, time.Now()); err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	out := &spec.RemoteSignResult{URI: req.URI, Headers: map[string][]string{}}
+	for k, vs := range hr.Header {
+		out.Headers[k] = vs
+	}
+	return out, nil
+}
+
+// checkSignTarget refuses a request that is not for the warehouse's store
+// or not confined to tableLocation. It fails closed: a request shape it
+// does not understand is refused.
+func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, tableLocation string) error {
+	bucket, key, err := s.bucketKey(u)
+	if err != nil {
+		return err
+	}
+	table, err := url.Parse(tableLocation)
+	if err != nil || table.Host != bucket {
+		return Errorf(ErrSignOutsideLocation, "%s is not in the table's bucket", req.URI)
+	}
+	inside := func(k string) bool {
+		loc := "s3://" + bucket + "/" + k
+		if _, err := parseLocation(loc); err != nil {
+			return false
+		}
+		return within(loc, tableLocation)
+	}
+	if key != "" {
+		if !inside(key) {
+			return Errorf(ErrSignOutsideLocation, "%s is outside the table's location", req.URI)
+		}
+		return nil
+	}
+	q := u.Query()
+	switch {
+	case (req.Method == http.MethodGet || req.Method == http.MethodHead) && q.Has("prefix"):
+		p := q.Get("prefix")
+		if strings.TrimSuffix("s3://"+bucket+"/"+p, "/") == strings.TrimSuffix(tableLocation, "/") || inside(p) {
+			return nil
+		}
+	case req.Method == http.MethodPost && q.Has("delete"):
+		var del struct {
+			Objects []struct {
+				Key string `xml:"Key"`
+			} `xml:"Object"`
+		}
+		if err := xml.Unmarshal([]byte(req.Body), &del); err != nil || len(del.Objects) == 0 {
+			return Errorf(ErrSignOutsideLocation, "DeleteObjects without a readable body cannot be checked")
+		}
+		for _, o := range del.Objects {
+			if !inside(o.Key) {
+				return Errorf(ErrSignOutsideLocation, "DeleteObjects names %q, outside the table's location", o.Key)
+			}
+		}
+		return nil
+	}
+	return Errorf(ErrSignOutsideLocation, "%s %s is a bucket-level request outside the table's location", req.Method, req.URI)
+}
+
+// bucketKey splits an S3 request URL into bucket and (decoded) key,
+// accepting path-style (host is the endpoint, path /bucket/key) and
+// virtual-hosted style (host is bucket.<endpoint host>). The host must be
+// the configured endpoint's, or AWS's S3 when none is configured.
+func (s *s3Store) bucketKey(u *url.URL) (bucket, key string, err error) {
+	host := strings.ToLower(u.Hostname())
+	var endpointHost string
+	if ep := s.props[PropS3Endpoint]; ep != "" {
+		eu, err := url.Parse(ep)
+		if err != nil {
+			return "", "", fmt.Errorf("%w: %s is not a URL", ErrInvalidArgument, PropS3Endpoint)
+		}
+		endpointHost = strings.ToLower(eu.Host)
+		if strings.ToLower(u.Host) == endpointHost {
+			return splitPathStyle(u)
+		}
+		if strings.HasSuffix(strings.ToLower(u.Host), "."+endpointHost) {
+			return strings.TrimSuffix(strings.ToLower(u.Host), "."+endpointHost), strings.TrimPrefix(u.Path, "/"), nil
+		}
+		return "", "", Errorf(ErrSignOutsideLocation, "host %s is not the warehouse's S3 endpoint", u.Host)
+	}
+	if !strings.HasSuffix(host, ".amazonaws.com") || !strings.Contains(host, "s3") {
+		return "", "", Errorf(ErrSignOutsideLocation, "host %s is not AWS S3", u.Host)
+	}
+	if strings.HasPrefix(host, s.bucket+".") {
+		return s.bucket, strings.TrimPrefix(u.Path, "/"), nil
+	}
+	return splitPathStyle(u)
+}
+
+func splitPathStyle(u *url.URL) (string, string, error) {
+	p := strings.TrimPrefix(u.Path, "/")
+	bucket, key, _ := strings.Cut(p, "/")
+	return bucket, key, nil
+}
+
+// TableLocation returns the `location` of a table's current metadata.
+// Errors as LoadTable.
+func (c *Catalog) TableLocation(ctx context.Context, wh *Warehouse, id Ident) (string, error) {
+	lt, err := c.LoadTable(ctx, wh, id)
+	if err != nil {
+		return "", err
+	}
+	var md struct {
+		Location string `json:"location"`
+	}
+	if err := json.Unmarshal(lt.MetadataJSON, &md); err != nil {
+		return "", err
+	}
+	if md.Location == "" {
+		return "", errors.New("table metadata has no location")
+	}
+	return md.Location, nil
+}

@@ -1,0 +1,220 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	// Registers the s3:// (and s3a://, s3n://) FileIO: gocloud's s3blob
+	// over aws-sdk-go-v2, multipart uploads through the S3 transfer
+	// manager, the SDK's standard retryer (3 attempts, exponential backoff
+	// with jitter on throttling and 5xx).
+	_ "github.com/apache/iceberg-go/io/gocloud/s3"
+)
+
+// Warehouse properties for S3 warehouses. The s3.* names are the FileIO
+// property names engines know (Java's S3FileIO, pyiceberg, iceberg-go);
+// the rest are Tarn's own and never leave the server.
+const (
+	// PropS3Endpoint is the S3 endpoint URL; empty means AWS's own.
+	PropS3Endpoint = "s3.endpoint"
+	// PropS3Region is the bucket's region (also sent as client.region).
+	PropS3Region = "s3.region"
+	// PropS3PathStyleAccess selects path-style addressing
+	// (http://endpoint/bucket/key) when "true". Java's name.
+	PropS3PathStyleAccess = "s3.path-style-access"
+	// PropS3ForceVirtualAddressing is the inverse of PropS3PathStyleAccess,
+	// pyiceberg's and iceberg-go's name. Vended config carries both.
+	PropS3ForceVirtualAddressing = "s3.force-virtual-addressing"
+	// PropS3AccessKeyID and PropS3SecretAccessKey are explicit credentials
+	// for Tarn itself; without them the standard AWS chain is used (env,
+	// shared config, web identity/IRSA, instance role). Never vended unless
+	// PropVendStaticCredentials is "true".
+	PropS3AccessKeyID     = "s3.access-key-id"
+	PropS3SecretAccessKey = "s3.secret-access-key"
+	// PropS3SessionToken goes with explicit temporary credentials.
+	PropS3SessionToken = "s3.session-token"
+	// PropS3RoleARN is the role STS AssumeRole vends credentials of.
+	PropS3RoleARN = "s3.role-arn"
+	// PropS3RoleSessionName names the assumed-role sessions; "tarn" when unset.
+	PropS3RoleSessionName = "s3.role-session-name"
+	// PropS3ExternalID is passed to AssumeRole when set.
+	PropS3ExternalID = "s3.external-id"
+	// PropSTSEnabled turns vending through STS off when "false"; it
+	// defaults to "true" when PropS3RoleARN is set.
+	PropSTSEnabled = "sts-enabled"
+	// PropSTSEndpoint overrides the STS endpoint; by default it comes from
+	// the standard AWS settings (AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL,
+	// shared config).
+	PropSTSEndpoint = "sts.endpoint"
+	// PropVendStaticCredentials, when "true" and STS is not used, vends
+	// Tarn's own static keys (PropS3AccessKeyID/PropS3SecretAccessKey).
+	// Off by default: the operator must opt in to sharing them.
+	PropVendStaticCredentials = "vend-static-credentials"
+	// PropCredentialsDurationSeconds is the lifetime asked of STS for
+	// vended credentials; DefaultCredentialsDuration when unset.
+	PropCredentialsDurationSeconds = "credentials-duration-seconds"
+)
+
+// DefaultCredentialsDuration is the lifetime of vended credentials: one
+// hour, AssumeRole's default and the longest a role chain may ask for.
+const DefaultCredentialsDuration = time.Hour
+
+// minCredentialsDuration is STS's lower bound for DurationSeconds.
+const minCredentialsDuration = 15 * time.Minute
+
+// secretProps are warehouse properties whose values are credentials: they
+// never appear in logs, errors or client config (except as vended).
+var secretProps = []string{PropS3SecretAccessKey, PropS3SessionToken, PropS3AccessKeyID}
+
+// s3Store is an S3 warehouse's connection: its settings and the lazily
+// built AWS config shared by STS and signing.
+type s3Store struct {
+	bucket string
+	props  map[string]string
+
+	mu     sync.Mutex
+	awsCfg *aws.Config
+	sts    *sts.Client
+}
+
+// newS3Store validates the S3 properties of a warehouse on bucket.
+// Errors wrap ErrInvalidArgument; they never quote a credential.
+func newS3Store(bucket string, props map[string]string) (*s3Store, error) {
+	if bucket == "" {
+		return nil, fmt.Errorf("%w: s3 warehouse needs a bucket (s3://bucket/prefix)", ErrInvalidArgument)
+	}
+	for _, k := range []string{PropS3PathStyleAccess, PropS3ForceVirtualAddressing, PropSTSEnabled, PropVendStaticCredentials} {
+		if v, ok := props[k]; ok {
+			if _, err := strconv.ParseBool(v); err != nil {
+				return nil, fmt.Errorf("%w: warehouse property %s must be true or false, got %q", ErrInvalidArgument, k, v)
+			}
+		}
+	}
+	if (props[PropS3AccessKeyID] == "") != (props[PropS3SecretAccessKey] == "") {
+		return nil, fmt.Errorf("%w: %s and %s must be set together", ErrInvalidArgument, PropS3AccessKeyID, PropS3SecretAccessKey)
+	}
+	if v, ok := props[PropCredentialsDurationSeconds]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || time.Duration(n)*time.Second < minCredentialsDuration || n > 43200 {
+			return nil, fmt.Errorf("%w: %s must be seconds between 900 and 43200, got %q", ErrInvalidArgument, PropCredentialsDurationSeconds, v)
+		}
+	}
+	if boolProp(props, PropVendStaticCredentials) && props[PropS3AccessKeyID] == "" {
+		return nil, fmt.Errorf("%w: %s needs %s and %s", ErrInvalidArgument, PropVendStaticCredentials, PropS3AccessKeyID, PropS3SecretAccessKey)
+	}
+	return &s3Store{bucket: bucket, props: props}, nil
+}
+
+func boolProp(props map[string]string, k string) bool {
+	b, _ := strconv.ParseBool(props[k])
+	return b
+}
+
+// pathStyle reports whether path-style addressing is used: the explicit
+// s3.path-style-access, else the inverse of s3.force-virtual-addressing,
+// else true with a custom endpoint (as iceberg-go decides).
+func (s *s3Store) pathStyle() bool {
+	if v, ok := s.props[PropS3PathStyleAccess]; ok {
+		b, _ := strconv.ParseBool(v)
+		return b
+	}
+	if v, ok := s.props[PropS3ForceVirtualAddressing]; ok {
+		b, _ := strconv.ParseBool(v)
+		return !b
+	}
+	return s.props[PropS3Endpoint] != ""
+}
+
+// fileIOProps are the properties iceberg-go's S3 FileIO gets: the
+// warehouse's, with s3.path-style-access translated to the
+// s3.force-virtual-addressing iceberg-go reads.
+func (s *s3Store) fileIOProps() map[string]string {
+	out := maps.Clone(s.props)
+	out[PropS3ForceVirtualAddressing] = strconv.FormatBool(!s.pathStyle())
+	return out
+}
+
+// clientConfig is what an engine needs to reach the store, without any
+// credential: endpoint, region and addressing (both spellings).
+func (s *s3Store) clientConfig() map[string]string {
+	out := map[string]string{
+		PropS3PathStyleAccess:        strconv.FormatBool(s.pathStyle()),
+		PropS3ForceVirtualAddressing: strconv.FormatBool(!s.pathStyle()),
+	}
+	if v := s.props[PropS3Endpoint]; v != "" {
+		out[PropS3Endpoint] = v
+	}
+	if v := s.props[PropS3Region]; v != "" {
+		out[PropS3Region] = v
+		out["client.region"] = v
+	}
+	return out
+}
+
+// stsEnabled reports whether credentials are vended through AssumeRole.
+func (s *s3Store) stsEnabled() bool {
+	if v, ok := s.props[PropSTSEnabled]; ok {
+		b, _ := strconv.ParseBool(v)
+		return b && s.props[PropS3RoleARN] != ""
+	}
+	return s.props[PropS3RoleARN] != ""
+}
+
+// config returns the AWS config Tarn itself uses for STS and signing:
+// region and credentials from the properties, else the standard chain.
+func (s *s3Store) config(ctx context.Context) (aws.Config, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.awsCfg != nil {
+		return *s.awsCfg, nil
+	}
+	var opts []func(*awsconfig.LoadOptions) error
+	if r := s.props[PropS3Region]; r != "" {
+		opts = append(opts, awsconfig.WithRegion(r))
+	}
+	if id := s.props[PropS3AccessKeyID]; id != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, s.props[PropS3SecretAccessKey], s.props[PropS3SessionToken])))
+	}
+	// The config is built once per warehouse, not per request: a
+	// cancelled request context must not poison it.
+	cfg, err := awsconfig.LoadDefaultConfig(context.WithoutCancel(ctx), opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	s.awsCfg = &cfg
+	s.sts = sts.NewFromConfig(cfg, func(o *sts.Options) {
+		if ep := s.props[PropSTSEndpoint]; ep != "" {
+			o.BaseEndpoint = aws.String(ep)
+		}
+	})
+	return cfg, nil
+}
+
+// LogValue keeps credentials out of logs.
+func (s *s3Store) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("bucket", s.bucket), slog.String("endpoint", s.props[PropS3Endpoint]), slog.String("region", s.props[PropS3Region]))
+}
+
+// redactProps returns props with every credential replaced by "***".
+func redactProps(props map[string]string) map[string]string {
+	out := maps.Clone(props)
+	for _, k := range secretProps {
+		if _, ok := out[k]; ok {
+			out[k] = "***"
+		}
+	}
+	return out
+}

@@ -1,0 +1,150 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/spec"
+)
+
+// headerAccessDelegation is the spec's X-Iceberg-Access-Delegation: a
+// comma-separated list of "vended-credentials" and "remote-signing".
+const headerAccessDelegation = "X-Iceberg-Access-Delegation"
+
+// accessDelegation reports which delegation modes the request asks for;
+// unknown values are ignored (the header is a hint, not a contract).
+func accessDelegation(c echo.Context) (vend, sign bool) {
+	for _, h := range c.Request().Header.Values(headerAccessDelegation) {
+		for _, m := range strings.Split(h, ",") {
+			switch strings.TrimSpace(m) {
+			case "vended-credentials":
+				vend = true
+			case "remote-signing":
+				sign = true
+			}
+		}
+	}
+	return vend, sign
+}
+
+// callerAccess is the access vended credentials are scoped to. Every
+// caller may write until authorization lands (then read-only principals
+// get catalog.AccessRead).
+func callerAccess(echo.Context) catalog.Access { return catalog.AccessReadWrite }
+
+// tableLocationOf returns the location in table metadata JSON.
+func tableLocationOf(md []byte) (string, error) {
+	var m struct {
+		Location string `json:"location"`
+	}
+	err := json.Unmarshal(md, &m)
+	return m.Location, err
+}
+
+// storageAccess is the `config` and `storage-credentials` of a table
+// response: for an S3 warehouse the endpoint, region and addressing;
+// with `vended-credentials` asked and a role (or opted-in static keys)
+// configured, credentials scoped to the table's location, in both
+// `storage-credentials` and `config` (for clients that read only
+// `config`); else with `remote-signing` asked, the signer settings. A
+// file:// warehouse gets an empty config.
+func (s *Server) storageAccess(c echo.Context, t *catalog.Loaded) (map[string]string, []spec.StorageCredential, error) {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := wh.ClientConfig()
+	if !wh.IsObjectStore() {
+		return cfg, nil, nil
+	}
+	vend, sign := accessDelegation(c)
+	loc, err := tableLocationOf(t.MetadataJSON)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case vend && wh.CanVend():
+		creds, err := wh.VendCredentials(c.Request().Context(), loc, callerAccess(c))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, cr := range creds {
+			for k, v := range cr.Config {
+				cfg[k] = v
+			}
+		}
+		return cfg, creds, nil
+	case sign && wh.CanSign():
+		// Relative to the catalog's URI, which both Java's and pyiceberg's
+		// signer clients use as the default signer.uri.
+		ep := "v1/" + url.PathEscape(wh.Name) + "/namespaces/" + url.PathEscape(strings.Join(t.Ident.Namespace, "\x1f")) +
+			"/tables/" + url.PathEscape(t.Ident.Name) + "/sign"
+		cfg["s3.remote-signing-enabled"] = "true"
+		cfg["signer.endpoint"] = ep
+		cfg["s3.signer.endpoint"] = ep
+	}
+	return cfg, nil, nil
+}
+
+// loadCredentials serves GET .../tables/{table}/credentials: fresh vended
+// credentials for the table's location; an empty list when the warehouse
+// vends none (file://, or S3 without a role or opted-in static keys).
+func (s *Server) loadCredentials(c echo.Context) error {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return err
+	}
+	id, err := identParam(c, "table")
+	if err != nil {
+		return err
+	}
+	loc, err := s.cat.TableLocation(c.Request().Context(), wh, id)
+	if err != nil {
+		return err
+	}
+	out := spec.LoadCredentialsResponse{StorageCredentials: []spec.StorageCredential{}}
+	if wh.CanVend() {
+		creds, err := wh.VendCredentials(c.Request().Context(), loc, callerAccess(c))
+		if err != nil {
+			return err
+		}
+		out.StorageCredentials = append(out.StorageCredentials, creds...)
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, out)
+}
+
+// signRequest serves POST .../tables/{table}/sign (spec 1.11 remote
+// signing): the S3 request is signed with Tarn's credentials only if it
+// stays inside the table's location. Errors: 403 ForbiddenException
+// outside it; 406 for a warehouse that is not S3; 400 for a malformed
+// request.
+func (s *Server) signRequest(c echo.Context) error {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return err
+	}
+	id, err := identParam(c, "table")
+	if err != nil {
+		return err
+	}
+	var req spec.RemoteSignRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	loc, err := s.cat.TableLocation(c.Request().Context(), wh, id)
+	if err != nil {
+		return err
+	}
+	res, err := wh.SignS3Request(c.Request().Context(), loc, req)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-cache")
+	return c.JSON(http.StatusOK, res)
+}

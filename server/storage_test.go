@@ -1,0 +1,252 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/internal/testmoto"
+	"github.com/tarnhq/tarn/server"
+	"github.com/tarnhq/tarn/spec"
+)
+
+// syncBuffer is a log sink read after the requests.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// s3Server is Tarn over an S3 warehouse in a fresh moto bucket, logging
+// at debug level into logs.
+type s3Server struct {
+	url  string
+	wh   *catalog.Warehouse
+	logs *syncBuffer
+}
+
+func startS3Server(t *testing.T, props map[string]string) *s3Server {
+	t.Helper()
+	ep := testmoto.Endpoint(t)
+	wh := testmoto.Warehouse(t, ep, catalog.DefaultWarehouse, props)
+	store, err := bolt.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}, Logger: log})
+	require.NoError(t, err)
+	hs := httptest.NewServer(server.New(cat, server.Config{Logger: log}).Handler())
+	t.Cleanup(hs.Close)
+	return &s3Server{url: hs.URL, wh: wh, logs: logs}
+}
+
+func (s *s3Server) do(t *testing.T, method, path string, body any, hdr map[string]string) (int, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, r)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, b
+}
+
+var vendHeader = map[string]string{"X-Iceberg-Access-Delegation": "vended-credentials"}
+
+func (s *s3Server) createTable(t *testing.T, ns, name string, hdr map[string]string) spec.LoadTableResult {
+	t.Helper()
+	st, _ := s.do(t, http.MethodPost, "/v1/namespaces", spec.CreateNamespaceRequest{Namespace: []string{ns}}, nil)
+	require.Contains(t, []int{200, 409}, st)
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	st, b := s.do(t, http.MethodPost, "/v1/namespaces/"+ns+"/tables", spec.CreateTableRequest{Name: name, Schema: schema}, hdr)
+	require.Equal(t, http.StatusOK, st, string(b))
+	var out spec.LoadTableResult
+	require.NoError(t, json.Unmarshal(b, &out))
+	return out
+}
+
+func tableLocation(t *testing.T, r spec.LoadTableResult) string {
+	var md struct{ Location string }
+	require.NoError(t, json.Unmarshal(r.Metadata, &md))
+	return md.Location
+}
+
+// TestS3VendedCredentials: with a role configured, createTable and
+// loadTable asked for vended-credentials return STS session credentials
+// for exactly the table's location (not Tarn's own keys), in
+// storage-credentials and config; they read and write objects there;
+// GET .../credentials refreshes them; without the header nothing is
+// vended; and no credential reaches the log.
+func TestS3VendedCredentials(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	created := s.createTable(t, "vend", "t", vendHeader)
+	loc := tableLocation(t, created)
+	require.Len(t, created.StorageCredentials, 1)
+	cred := created.StorageCredentials[0]
+	require.Equal(t, loc, cred.Prefix)
+	require.NotEmpty(t, cred.Config["s3.session-token"])
+	require.NotEqual(t, testmoto.AccessKeyID, cred.Config["s3.access-key-id"], "STS keys, not Tarn's")
+	require.NotEqual(t, testmoto.SecretAccessKey, cred.Config["s3.secret-access-key"])
+	require.Equal(t, ep, cred.Config["s3.endpoint"])
+	require.Equal(t, "true", cred.Config["s3.path-style-access"])
+	require.Equal(t, "false", cred.Config["s3.force-virtual-addressing"])
+	require.Equal(t, cred.Config["s3.access-key-id"], created.Config["s3.access-key-id"])
+
+	// The vended keys work against the store (moto does not enforce the
+	// session policy; TestSessionPolicy* assert the document).
+	secrets := []string{testmoto.SecretAccessKey, cred.Config["s3.secret-access-key"], cred.Config["s3.session-token"]}
+	putGet(t, ep, cred.Config, loc+"/data/probe")
+
+	st, b := s.do(t, http.MethodGet, "/v1/namespaces/vend/tables/t", nil, vendHeader)
+	require.Equal(t, http.StatusOK, st)
+	var loaded spec.LoadTableResult
+	require.NoError(t, json.Unmarshal(b, &loaded))
+	require.Len(t, loaded.StorageCredentials, 1)
+	secrets = append(secrets, loaded.StorageCredentials[0].Config["s3.secret-access-key"])
+
+	st, b = s.do(t, http.MethodGet, "/v1/namespaces/vend/tables/t/credentials", nil, nil)
+	require.Equal(t, http.StatusOK, st, string(b))
+	var lc spec.LoadCredentialsResponse
+	require.NoError(t, json.Unmarshal(b, &lc))
+	require.Len(t, lc.StorageCredentials, 1)
+	require.Equal(t, loc, lc.StorageCredentials[0].Prefix)
+	require.NotEmpty(t, lc.StorageCredentials[0].Config["s3.session-token"])
+	secrets = append(secrets, lc.StorageCredentials[0].Config["s3.secret-access-key"])
+
+	st, b = s.do(t, http.MethodGet, "/v1/namespaces/vend/tables/t", nil, nil)
+	require.Equal(t, http.StatusOK, st)
+	var plain spec.LoadTableResult
+	require.NoError(t, json.Unmarshal(b, &plain))
+	require.Empty(t, plain.StorageCredentials)
+	require.Empty(t, plain.Config["s3.secret-access-key"])
+	require.Equal(t, ep, plain.Config["s3.endpoint"])
+
+	st, _ = s.do(t, http.MethodGet, "/v1/namespaces/vend/tables/nope/credentials", nil, nil)
+	require.Equal(t, http.StatusNotFound, st)
+
+	logs := s.logs.String()
+	require.NotEmpty(t, logs)
+	for _, sec := range secrets {
+		require.NotEmpty(t, sec)
+		require.NotContains(t, logs, sec)
+	}
+}
+
+// TestS3VendingWithoutSTS: no role and no opt-in, nothing is vended; with
+// sts-enabled false the role is ignored.
+func TestS3VendingWithoutSTS(t *testing.T) {
+	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEnabled: "false"})
+	created := s.createTable(t, "nosts", "t", vendHeader)
+	require.Empty(t, created.StorageCredentials)
+	require.Empty(t, created.Config["s3.access-key-id"])
+	st, b := s.do(t, http.MethodGet, "/v1/namespaces/nosts/tables/t/credentials", nil, nil)
+	require.Equal(t, http.StatusOK, st)
+	require.JSONEq(t, `{"storage-credentials":[]}`, string(b))
+}
+
+// TestS3RemoteSigning: a client asking for remote-signing gets the signer
+// settings; a request inside the table's location is signed and moto
+// accepts it; one outside is refused with 403 ForbiddenException.
+func TestS3RemoteSigning(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	s := startS3Server(t, nil)
+	created := s.createTable(t, "sign", "t", map[string]string{"X-Iceberg-Access-Delegation": "remote-signing"})
+	require.Equal(t, "true", created.Config["s3.remote-signing-enabled"])
+	require.Equal(t, "v1/default/namespaces/sign/tables/t/sign", created.Config["s3.signer.endpoint"])
+	require.Empty(t, created.StorageCredentials)
+	loc := tableLocation(t, created)
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
+
+	signed := func(method, uri string, body []byte) spec.RemoteSignResult {
+		t.Helper()
+		st, b := s.do(t, http.MethodPost, "/v1/default/namespaces/sign/tables/t/sign", spec.RemoteSignRequest{
+			Region: testmoto.Region, Method: method, URI: uri,
+			Headers: map[string][]string{"Content-Type": {"application/octet-stream"}}}, nil)
+		require.Equal(t, http.StatusOK, st, string(b))
+		var res spec.RemoteSignResult
+		require.NoError(t, json.Unmarshal(b, &res))
+		return res
+	}
+	send := func(method string, res spec.RemoteSignResult, body []byte) (int, []byte) {
+		req, err := http.NewRequest(method, res.URI, bytes.NewReader(body))
+		require.NoError(t, err)
+		for k, vs := range res.Headers {
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	uri := ep + "/" + bucket + "/" + key + "/data/signed.bin"
+	st, b := send(http.MethodPut, signed(http.MethodPut, uri, nil), []byte("hello"))
+	require.Equal(t, http.StatusOK, st, string(b))
+	st, b = send(http.MethodGet, signed(http.MethodGet, uri, nil), nil)
+	require.Equal(t, http.StatusOK, st, string(b))
+	require.Equal(t, "hello", string(b))
+
+	for _, out := range []string{
+		ep + "/" + bucket + "/wh/sign/other/data/x",
+		ep + "/" + bucket + "/" + key + "/../other/x",
+		ep + "/otherbucket/" + key + "/data/x",
+		"http://example.com/" + bucket + "/" + key + "/data/x",
+		ep + "/" + bucket + "?list-type=2&prefix=wh/",
+	} {
+		st, b := s.do(t, http.MethodPost, "/v1/default/namespaces/sign/tables/t/sign", spec.RemoteSignRequest{
+			Region: testmoto.Region, Method: http.MethodGet, URI: out, Headers: map[string][]string{}}, nil)
+		require.Equal(t, http.StatusForbidden, st, out)
+		require.Contains(t, string(b), "ForbiddenException", out)
+	}
+	require.NotContains(t, s.logs.String(), testmoto.SecretAccessKey)
+}
+
+// putGet writes and reads back an object at loc with the credentials in cfg.
+func putGet(t *testing.T, endpoint string, cfg map[string]string, loc string) {
+	t.Helper()
+	ctx := context.Background()
+	c := testmoto.ClientWith(endpoint, cfg["s3.access-key-id"], cfg["s3.secret-access-key"], cfg["s3.session-token"])
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
+	require.NoError(t, testmoto.Put(ctx, c, bucket, key, []byte("probe")))
+	got, err := testmoto.Get(ctx, c, bucket, key)
+	require.NoError(t, err)
+	require.Equal(t, "probe", string(got))
+}
