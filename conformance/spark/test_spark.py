@@ -884,6 +884,33 @@ def test_18_topic_materialized_table(spark, cat: RestCatalog, answers: dict) -> 
     assert "403" in err or "Forbidden" in err, err
 
 
+def test_19_duckdb_reads_spark_table(spark, answers: dict, flights) -> None:
+    """DuckDB (1.4.4, iceberg extension from the venv, attached to Tarn) reads
+    a table Spark wrote: totals and counts per origin equal Spark's."""
+    need("namespaces")
+    import duckdb
+    import duckdb_ext
+
+    name = f"{CAT}.{NS}.for_duckdb"
+    spark.sql(
+        f"CREATE TABLE {name} USING iceberg PARTITIONED BY (days(date)) TBLPROPERTIES ('format-version' = '2') "
+        "AS SELECT * FROM flights_src"
+    )
+    con = duckdb_ext.init(duckdb.connect())
+    try:
+        con.execute("SET autoinstall_known_extensions = false")
+        con.execute("LOAD iceberg")
+        con.execute(f"ATTACH 'default' AS tarn (TYPE iceberg, ENDPOINT '{env('TARN_URI')}', AUTHORIZATION_TYPE 'none')")
+        q = f'tarn."{NS}"."for_duckdb"'
+        assert con.execute(f"SELECT count(*), sum(delay), sum(distance) FROM {q}").fetchall() == [
+            (answers["rows"], answers["sum_delay"], answers["sum_distance"])
+        ]
+        by = con.execute(f"SELECT origin, count(*) FROM {q} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5").fetchall()
+        assert by == rows(spark, f"SELECT origin, count(*) FROM {name} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5")
+    finally:
+        con.close()
+
+
 def test_98_listing_pages(spark, cat: RestCatalog) -> None:
     """SHOW TABLES / VIEWS / NAMESPACES with two entries per page."""
     need("namespaces")
