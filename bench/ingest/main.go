@@ -7,7 +7,10 @@
 //   - limit: Tarn's own decode and write path with no Kafka and no
 //     catalog commit, in this process: the same record values decoded by
 //     ingest/avro into Arrow and written by ingest/sink as zstd Parquet
-//     (BenchmarkDecodeToParquet's path, batches of -limit-batch rows);
+//     (BenchmarkDecodeToParquet's path, batches of -limit-batch rows) into
+//     the table tarn serve makes (with _kafka, day partitions); also
+//     "limit-user-only", BenchmarkDecodeToParquet's own table (user
+//     columns only, unpartitioned), for reference;
 //   - tarn: the real `tarn serve` (-tarn), the topic enabled over the
 //     management API with target-file-size-bytes -file-bytes and
 //     target-lag-ms -lag-ms, until the status reports every row committed;
@@ -66,6 +69,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/spec"
@@ -112,6 +116,7 @@ type result struct {
 	TargetLagMs       int64           `json:"target_lag_ms"`
 	TargetFileBytes   int64           `json:"target_file_size_bytes"`
 	Limit             *side           `json:"limit"`
+	LimitUser         *side           `json:"limit_user_columns_only"`
 	Tarn              *side           `json:"tarn"`
 	KafkaConnect      *side           `json:"kafka_connect,omitempty"`
 	KafkaConnectError string          `json:"kafka_connect_error,omitempty"`
@@ -201,12 +206,17 @@ func run(o options) error {
 	if err := os.MkdirAll(o.profiles, 0o755); err != nil {
 		return err
 	}
-	if r.Limit, err = limit(ctx, values, o.limitBatch, filepath.Join(tmp, "limit"),
+	if r.Limit, err = limit(ctx, "limit", values, o.limitBatch, true, filepath.Join(tmp, "limit"),
 		filepath.Join(o.profiles, "ingest-limit-cpu.pprof")); err != nil {
 		return fmt.Errorf("limit: %w", err)
 	}
 	r.Limit.derive(payload)
 	log.Printf("limit: %.0f rows/s per core", r.Limit.RowsPerCoreS)
+	if r.LimitUser, err = limit(ctx, "limit-user-only", values, o.limitBatch, false, filepath.Join(tmp, "limit-user"), ""); err != nil {
+		return fmt.Errorf("limit (user columns): %w", err)
+	}
+	r.LimitUser.derive(payload)
+	log.Printf("limit, user columns only: %.0f rows/s per core", r.LimitUser.RowsPerCoreS)
 
 	// The broker and the topic, produced in full before any writer starts.
 	kafkaDir := filepath.Join(tmp, "kafka")
@@ -274,7 +284,7 @@ func report(r *result) {
 	fmt.Printf("ingest: %d flights rows (%.1f MiB of Avro record values, %d partitions), %d cores, target-lag-ms %d, target-file-size-bytes %d\n",
 		r.Rows, float64(r.PayloadBytes)/(1<<20), r.Partitions, r.Cores, r.TargetLagMs, r.TargetFileBytes)
 	fmt.Printf("  %-14s %8s %8s %12s %14s %9s %10s\n", "writer", "wall s", "cpu s", "rows/s", "rows/s/core", "MiB/s", "peak RSS")
-	for _, s := range []*side{r.Limit, r.Tarn, r.KafkaConnect} {
+	for _, s := range []*side{r.Limit, r.LimitUser, r.Tarn, r.KafkaConnect} {
 		if s == nil {
 			continue
 		}
@@ -305,9 +315,15 @@ func report(r *result) {
 // limit decodes and writes values the way BenchmarkDecodeToParquet does
 // (ingest/avro → Arrow records of 64 Ki rows → sink.Write, zstd Parquet
 // with field IDs and statistics), batch rows per data file, into a table
-// of a bolt-backed catalog in dir; nothing is committed. CPU is this
-// process's getrusage over the loop, with a CPU profile to cpuProf.
-func limit(ctx context.Context, values [][]byte, batch int, dir, cpuProf string) (*side, error) {
+// of a bolt-backed catalog in dir; nothing is committed. With withKafka
+// the table is the one tarn serve makes (pipeline.EnsureTable: the user
+// columns plus _kafka, partitioned by day(_kafka.timestamp)) and every row
+// gets its _kafka value as the pipeline appends it (partition i % 6,
+// offset i / 6, a timestamp, null key, no headers); without, only the
+// user columns, unpartitioned (BenchmarkDecodeToParquet's table). CPU is
+// this process's getrusage over the loop, with a CPU profile to cpuProf
+// when it is not empty.
+func limit(ctx context.Context, name string, values [][]byte, batch int, withKafka bool, dir, cpuProf string) (*side, error) {
 	writer, err := hamba.Parse(demo.Schema)
 	if err != nil {
 		return nil, err
@@ -329,45 +345,68 @@ func limit(ctx context.Context, values [][]byte, batch int, dir, cpuProf string)
 	if err != nil {
 		return nil, err
 	}
-	if err := cat.CreateNamespace(ctx, catalog.Namespace{"bench"}, nil); err != nil {
-		return nil, err
-	}
-	if _, err := cat.CreateTable(ctx, wh, catalog.Namespace{"bench"}, spec.CreateTableRequest{Name: "flights",
-		Schema: user, PartitionSpec: &iceberg.UnboundPartitionSpec{}}); err != nil {
-		return nil, err
+	var opts []avro.Option
+	if withKafka {
+		cfg := pipeline.Config{Topic: topic, Cluster: "c", Table: catalog.Ident{Namespace: catalog.Namespace{"bench"}, Name: "flights"}}
+		if _, err := pipeline.EnsureTable(ctx, cat, wh, cfg.WithDefaults(), user); err != nil {
+			return nil, err
+		}
+		opts = append(opts, avro.WithCallerColumns(pipeline.KafkaColumn))
+	} else {
+		if err := cat.CreateNamespace(ctx, catalog.Namespace{"bench"}, nil); err != nil {
+			return nil, err
+		}
+		if _, err := cat.CreateTable(ctx, wh, catalog.Namespace{"bench"}, spec.CreateTableRequest{Name: "flights",
+			Schema: user, PartitionSpec: &iceberg.UnboundPartitionSpec{}}); err != nil {
+			return nil, err
+		}
 	}
 	s, err := sink.Open(ctx, cat.TableIO(wh), sink.Config{Table: table.Identifier{"bench", "flights"}, Cluster: "c", Topic: topic})
 	if err != nil {
 		return nil, err
 	}
-	dec, err := avro.NewDecoder(writer, s.Table().Schema())
+	dec, err := avro.NewDecoder(writer, s.Table().Schema(), opts...)
 	if err != nil {
 		return nil, err
 	}
-	pf, err := os.Create(cpuProf)
-	if err != nil {
-		return nil, err
+	if cpuProf != "" {
+		pf, err := os.Create(cpuProf)
+		if err != nil {
+			return nil, err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
 	}
-	defer pf.Close()
 	runtime.GC()
 	cpu0 := selfCPU()
 	t0 := time.Now()
-	if err := pprof.StartCPUProfile(pf); err != nil {
-		return nil, err
-	}
+	base := t0.UnixMicro()
 	var h sr.ConfluentHeader
 	var files int64
 	for from := 0; from < len(values); from += batch {
 		to := min(from+batch, len(values))
 		bld := array.NewRecordBuilder(memory.DefaultAllocator, dec.ArrowSchema())
+		var ka *kafkaCols
+		if withKafka {
+			if ka, err = newKafkaCols(bld); err != nil {
+				return nil, err
+			}
+		}
 		var recs []arrow.RecordBatch
-		for _, v := range values[from:to] {
+		for i, v := range values[from:to] {
 			_, p, err := h.DecodeID(v)
 			if err != nil {
 				return nil, err
 			}
 			if err := dec.Append(bld, p); err != nil {
 				return nil, err
+			}
+			if ka != nil {
+				n := int64(from + i)
+				ka.append(int32(n%partitions), n/partitions, base+n)
 			}
 			if bld.Field(0).Len() == 64<<10 {
 				recs = append(recs, bld.NewRecordBatch())
@@ -387,14 +426,65 @@ func limit(ctx context.Context, values [][]byte, batch int, dir, cpuProf string)
 		}
 		files++
 	}
-	pprof.StopCPUProfile()
 	wall := time.Since(t0).Seconds()
 	cpu := selfCPU() - cpu0
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return &side{Name: "limit", Rows: int64(len(values)), WallS: wall, CPUS: cpu, Files: files,
-		PeakRSSBytes: ru.Maxrss << 10,
-		Note:         "in process, no Kafka, no commit; peak RSS is the bench process's (it also holds every record value)"}, nil
+	note := "in process, no Kafka, no commit; the table tarn serve makes (user columns + _kafka, day partitions)"
+	if !withKafka {
+		note = "in process, no Kafka, no commit; user columns only, unpartitioned (BenchmarkDecodeToParquet's table)"
+	}
+	return &side{Name: name, Rows: int64(len(values)), WallS: wall, CPUS: cpu, Files: files,
+		PeakRSSBytes: ru.Maxrss << 10, Note: note + "; peak RSS is the bench process's (it also holds every record value)"}, nil
+}
+
+// kafkaCols appends the _kafka struct as ingest/pipeline's kafkaAppender
+// does (DESIGN.md's shape: partition, offset, timestamp, key, headers).
+type kafkaCols struct {
+	col       *array.StructBuilder
+	partition *array.Int32Builder
+	offset    *array.Int64Builder
+	timestamp *array.TimestampBuilder
+	key       *array.BinaryBuilder
+	headers   *array.ListBuilder
+}
+
+func newKafkaCols(b *array.RecordBuilder) (*kafkaCols, error) {
+	idx := b.Schema().FieldIndices(pipeline.KafkaColumn)
+	if len(idx) != 1 {
+		return nil, fmt.Errorf("no %s column", pipeline.KafkaColumn)
+	}
+	k := &kafkaCols{}
+	var ok bool
+	if k.col, ok = b.Field(idx[0]).(*array.StructBuilder); !ok {
+		return nil, fmt.Errorf("%s is not a struct", pipeline.KafkaColumn)
+	}
+	st := k.col.Type().(*arrow.StructType)
+	field := func(name string) array.Builder {
+		i, found := st.FieldIdx(name)
+		if !found {
+			return nil
+		}
+		return k.col.FieldBuilder(i)
+	}
+	k.partition, _ = field("partition").(*array.Int32Builder)
+	k.offset, _ = field("offset").(*array.Int64Builder)
+	k.timestamp, _ = field("timestamp").(*array.TimestampBuilder)
+	k.key, _ = field("key").(*array.BinaryBuilder)
+	k.headers, _ = field("headers").(*array.ListBuilder)
+	if k.partition == nil || k.offset == nil || k.timestamp == nil || k.key == nil || k.headers == nil {
+		return nil, fmt.Errorf("%s is %s", pipeline.KafkaColumn, st)
+	}
+	return k, nil
+}
+
+func (k *kafkaCols) append(partition int32, offset, tsMicros int64) {
+	k.col.Append(true)
+	k.partition.Append(partition)
+	k.offset.Append(offset)
+	k.timestamp.Append(arrow.Timestamp(tsMicros))
+	k.key.AppendNull()
+	k.headers.Append(true)
 }
 
 func selfCPU() float64 {
