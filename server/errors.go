@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/labstack/echo/v4"
 
+	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/spec"
@@ -17,6 +18,16 @@ import (
 func exceptionFor(err error) spec.Exception {
 	var he *echo.HTTPError
 	switch {
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return spec.NotAuthorized
+	case errors.Is(err, auth.ErrForbidden):
+		return spec.Forbidden
+	case errors.Is(err, auth.ErrNotFound):
+		return spec.NotFound
+	case errors.Is(err, auth.ErrAlreadyExists):
+		return spec.AlreadyExists
+	case errors.Is(err, auth.ErrInvalidArgument):
+		return spec.BadRequest
 	case errors.Is(err, topics.ErrNotSuspended):
 		return spec.Conflict
 	case errors.Is(err, topics.ErrUpstream):

@@ -27,6 +27,9 @@ func (s *Server) listNamespaces(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if list, err = s.visibleNamespaces(c, list); err != nil {
+		return err
+	}
 	out := spec.ListNamespacesResponse{Namespaces: make([][]string, 0, len(list)), NextPageToken: nextToken(next)}
 	for _, ns := range list {
 		out.Namespaces = append(out.Namespaces, ns)

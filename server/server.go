@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 )
 
@@ -40,6 +41,13 @@ type Config struct {
 	// answers its routes with 503 ServiceUnavailableException ("ingest
 	// not configured").
 	Topics TopicManager
+	// Auth, when set, is oauth2 mode: every /v1 and /management route
+	// needs a bearer token and the privileges authorize (auth.go) asks
+	// for; the token endpoint and key set are served. Nil is --auth none:
+	// no token, everything allowed.
+	Auth *auth.Service
+	// PublicMetrics serves /metrics without a token in oauth2 mode.
+	PublicMetrics bool
 }
 
 // Server serves the catalog over HTTP.
@@ -71,7 +79,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.Pre(escapedPath)
-	e.Use(middleware.RequestID(), s.accessLog, s.observe, middleware.BodyLimit(strconv.Itoa(maxBodyBytes>>20)+"M"))
+	e.Use(middleware.RequestID(), s.accessLog, s.observe, middleware.BodyLimit(strconv.Itoa(maxBodyBytes>>20)+"M"), s.authenticate)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
@@ -80,6 +88,8 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	s.restRoutes(e.Group("/v1/:prefix"))
 	s.restRoutes(e.Group("/v1"))
 	s.managementRoutes(e.Group("/management/v1"))
+	s.authRoutes(e)
+	s.accessRoutes(e.Group("/management/v1"))
 	s.ready.Store(true)
 	return s
 }

@@ -36,6 +36,9 @@ func (s *Server) listTabulars(c echo.Context, list func(ctx context.Context, ns 
 	if err != nil {
 		return err
 	}
+	if ids, err = s.visibleIdents(c, ids); err != nil {
+		return err
+	}
 	out := spec.ListTablesResponse{Identifiers: make([]spec.TableIdentifier, 0, len(ids)), NextPageToken: nextToken(next)}
 	for _, id := range ids {
 		out.Identifiers = append(out.Identifiers, spec.TableIdentifier{Namespace: id.Namespace, Name: id.Name})

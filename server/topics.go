@@ -57,7 +57,11 @@ func (s *Server) listTopics(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, ListTopicsResponse{Topics: m.List(c.Request().Context())})
+	list, err := s.visibleTopics(c, m.List(c.Request().Context()))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ListTopicsResponse{Topics: list})
 }
 
 func (s *Server) enableTopic(c echo.Context) error {

@@ -1,0 +1,224 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Config configures a Service.
+type Config struct {
+	// Store holds principals, roles and grants.
+	Store *Store
+	// Key signs and verifies Tarn's own tokens.
+	Key *SigningKey
+	// Issuer is the iss of Tarn's tokens; DefaultIssuer when empty.
+	Issuer string
+	// TokenLifetime of issued tokens; DefaultTokenLifetime when 0.
+	TokenLifetime time.Duration
+	// OIDC lists the external issuers whose tokens are accepted.
+	OIDC []OIDCConfig
+	// Now is the clock; time.Now when nil (tests set it).
+	Now func() time.Time
+}
+
+// Service authenticates bearer tokens and serves the token endpoint.
+type Service struct {
+	cfg      Config
+	external map[string]*oidcIssuer
+}
+
+// NewService validates cfg. Errors: ErrInvalidArgument.
+func NewService(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Key == nil {
+		return nil, fmt.Errorf("%w: auth needs a store and a signing key", ErrInvalidArgument)
+	}
+	if cfg.Issuer == "" {
+		cfg.Issuer = DefaultIssuer
+	}
+	if cfg.TokenLifetime == 0 {
+		cfg.TokenLifetime = DefaultTokenLifetime
+	}
+	if cfg.TokenLifetime < time.Minute {
+		return nil, fmt.Errorf("%w: token lifetime must be at least 1m, got %s", ErrInvalidArgument, cfg.TokenLifetime)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Service{cfg: cfg, external: map[string]*oidcIssuer{}}
+	for _, o := range cfg.OIDC {
+		if o.Issuer == cfg.Issuer {
+			return nil, fmt.Errorf("%w: OIDC issuer %q is Tarn's own issuer", ErrInvalidArgument, o.Issuer)
+		}
+		iss, err := newOIDCIssuer(o)
+		if err != nil {
+			return nil, err
+		}
+		s.external[o.Issuer] = iss
+	}
+	return s, nil
+}
+
+// Store returns the principals, roles and grants.
+func (s *Service) Store() *Store { return s.cfg.Store }
+
+// JWKS returns the public keys of Tarn's tokens.
+func (s *Service) JWKS() JWKS { return s.cfg.Key.JWKS() }
+
+// Issuer returns the iss of Tarn's tokens.
+func (s *Service) Issuer() string { return s.cfg.Issuer }
+
+// Authenticate verifies a bearer token, Tarn's own or a configured
+// external issuer's, and returns the caller. A token of Tarn's whose
+// principal was deleted fails; an external token's principal need not
+// be stored (a stored external principal adds its roles). Errors:
+// ErrTokenInvalid (never says more than why the token failed).
+func (s *Service) Authenticate(ctx context.Context, raw string) (*Identity, error) {
+	var peek jwt.RegisteredClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(raw, &peek); err != nil {
+		return nil, fmt.Errorf("%w: malformed token", ErrTokenInvalid)
+	}
+	if peek.Issuer == s.cfg.Issuer {
+		c, err := s.cfg.Key.verify(s.cfg.Issuer, raw)
+		if err != nil {
+			return nil, err
+		}
+		p, ok, err := s.cfg.Store.principal(ctx, c.Subject)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || p.External {
+			return nil, fmt.Errorf("%w: principal %q no longer exists", ErrTokenInvalid, c.Subject)
+		}
+		return &Identity{Principal: p.ID, Issuer: s.cfg.Issuer, Root: p.Root, Roles: p.Roles, ExpiresUnix: c.ExpiresAt.Unix()}, nil
+	}
+	o, ok := s.external[peek.Issuer]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown issuer", ErrTokenInvalid)
+	}
+	principal, roles, exp, err := o.verify(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	// A stored principal adds its roles only when it is external: an
+	// outside issuer must not be able to speak for a local principal
+	// (the root least of all) by minting its id as a claim.
+	if p, ok, err := s.cfg.Store.principal(ctx, principal); err != nil {
+		return nil, err
+	} else if ok && p.External {
+		for _, r := range p.Roles {
+			if !slices.Contains(roles, r) {
+				roles = append(roles, r)
+			}
+		}
+	}
+	return &Identity{Principal: principal, Issuer: peek.Issuer, Roles: roles, ExpiresUnix: exp.Unix()}, nil
+}
+
+// OAuth2 grant types the token endpoint accepts.
+const (
+	GrantClientCredentials = "client_credentials"
+	GrantTokenExchange     = "urn:ietf:params:oauth:grant-type:token-exchange"
+	tokenTypeAccess        = "urn:ietf:params:oauth:token-type:access_token"
+	tokenTypeJWT           = "urn:ietf:params:oauth:token-type:jwt"
+)
+
+// TokenRequest is a decoded token endpoint request (RFC 6749 §4.4, RFC
+// 8693 for the exchange Iceberg clients use to refresh).
+type TokenRequest struct {
+	GrantType    string
+	ClientID     string
+	ClientSecret string
+	Scope        string
+	// SubjectToken and SubjectTokenType are the token exchange's.
+	SubjectToken     string
+	SubjectTokenType string
+}
+
+// TokenResponse is the token endpoint's 200 body (the spec's
+// OAuthTokenResponse).
+type TokenResponse struct {
+	AccessToken     string `json:"access_token"`
+	TokenType       string `json:"token_type"`
+	ExpiresIn       int64  `json:"expires_in"`
+	IssuedTokenType string `json:"issued_token_type"`
+	Scope           string `json:"scope,omitempty"`
+}
+
+// OAuthError is the token endpoint's error body (RFC 6749 §5.2, the
+// spec's OAuthError), with the HTTP status it is sent with.
+type OAuthError struct {
+	Status      int    `json:"-"`
+	Code        string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
+
+// Token serves the token endpoint: client_credentials against a local
+// principal's secret, or a token exchange of a valid Tarn token for a
+// fresh one (how Iceberg's Java client refreshes). Errors: *OAuthError
+// (invalid_request, invalid_client 401, unsupported_grant_type,
+// invalid_grant); others are the store's.
+func (s *Service) Token(ctx context.Context, r TokenRequest) (TokenResponse, error) {
+	var principal string
+	switch r.GrantType {
+	case GrantClientCredentials:
+		if r.ClientID == "" || r.ClientSecret == "" {
+			return TokenResponse{}, &OAuthError{http.StatusUnauthorized, "invalid_client", "client_id and client_secret are required"}
+		}
+		p, err := s.cfg.Store.checkSecret(ctx, r.ClientID, r.ClientSecret)
+		if errors.Is(err, ErrInvalidClient) {
+			return TokenResponse{}, &OAuthError{http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret"}
+		} else if err != nil {
+			return TokenResponse{}, err
+		}
+		principal = p.ID
+	case GrantTokenExchange:
+		if r.SubjectToken == "" {
+			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_request", "subject_token is required"}
+		}
+		if r.SubjectTokenType != "" && r.SubjectTokenType != tokenTypeAccess && r.SubjectTokenType != tokenTypeJWT {
+			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_request", "unsupported subject_token_type"}
+		}
+		c, err := s.cfg.Key.verify(s.cfg.Issuer, r.SubjectToken)
+		if err != nil {
+			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_grant", "subject_token is not a valid token of this server"}
+		}
+		if p, ok, err := s.cfg.Store.principal(ctx, c.Subject); err != nil {
+			return TokenResponse{}, err
+		} else if !ok || p.External {
+			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_grant", "the token's principal no longer exists"}
+		}
+		principal = c.Subject
+	case "":
+		return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_request", "grant_type is required"}
+	default:
+		return TokenResponse{}, &OAuthError{http.StatusBadRequest, "unsupported_grant_type", "grant_type must be client_credentials or token exchange"}
+	}
+	tok, err := s.cfg.Key.issue(s.cfg.Issuer, principal, r.Scope, s.cfg.TokenLifetime, s.cfg.Now())
+	if err != nil {
+		return TokenResponse{}, err
+	}
+	return TokenResponse{AccessToken: tok, TokenType: "bearer", ExpiresIn: int64(s.cfg.TokenLifetime / time.Second),
+		IssuedTokenType: tokenTypeAccess, Scope: r.Scope}, nil
+}
+
+// IssueFor signs a token for an existing local principal without its
+// secret (tests and the CLI's bootstrap). Errors: ErrNotFound.
+func (s *Service) IssueFor(ctx context.Context, principal string, lifetime time.Duration) (string, error) {
+	if p, ok, err := s.cfg.Store.principal(ctx, principal); err != nil {
+		return "", err
+	} else if !ok || p.External {
+		return "", fmt.Errorf("%w: principal %q", ErrNotFound, principal)
+	}
+	if lifetime == 0 {
+		lifetime = s.cfg.TokenLifetime
+	}
+	return s.cfg.Key.issue(s.cfg.Issuer, principal, "", lifetime, s.cfg.Now())
+}

@@ -1,0 +1,437 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tarnhq/tarn/auth"
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/spec"
+)
+
+// Auth routes (Tarn's own and the spec's deprecated one, which Spark,
+// pyiceberg and iceberg-go still default to).
+const (
+	tokenPath       = "/oauth/tokens"
+	specTokenPath   = "/v1/oauth/tokens"
+	jwksPath        = "/.well-known/jwks.json"
+	identityContext = "tarn.identity"
+)
+
+// errAuthOff answers the principal, role and grant routes under
+// --auth none: there is nobody to grant anything to.
+var errAuthOff = echo.NewHTTPError(http.StatusServiceUnavailable, "auth is not configured (--auth none)")
+
+// authRoutes registers the token endpoint and the key set.
+func (s *Server) authRoutes(e *echo.Echo) {
+	if s.cfg.Auth == nil {
+		return
+	}
+	e.POST(tokenPath, s.token)
+	e.POST(specTokenPath, s.token)
+	e.GET(jwksPath, func(c echo.Context) error { return c.JSON(http.StatusOK, s.cfg.Auth.JWKS()) })
+}
+
+// needsToken reports whether path is behind the bearer token in oauth2
+// mode: every /v1 and /management route but the token endpoint, and
+// /metrics unless Config.PublicMetrics. Health, readiness and the key
+// set stay open: they reveal nothing and probes carry no token.
+func (s *Server) needsToken(path string) bool {
+	switch {
+	case path == specTokenPath || path == tokenPath:
+		return false
+	case path == "/metrics":
+		return !s.cfg.PublicMetrics
+	}
+	return path == "/v1" || strings.HasPrefix(path, "/v1/") || path == "/management" || strings.HasPrefix(path, "/management/")
+}
+
+// authenticate is the bearer-token middleware (oauth2 mode): a missing,
+// malformed, expired, wrongly signed or wrong-issuer token is 401
+// NotAuthorizedException with WWW-Authenticate; then authorize decides
+// 403. Tokens are never logged: errors name only why a token failed.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.Auth == nil || !s.needsToken(c.Request().URL.Path) {
+			return next(c)
+		}
+		h := c.Request().Header.Get(echo.HeaderAuthorization)
+		scheme, tok, _ := strings.Cut(h, " ")
+		if h == "" || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="tarn"`)
+			return fmt.Errorf("%w: a bearer token is required", auth.ErrUnauthenticated)
+		}
+		id, err := s.cfg.Auth.Authenticate(c.Request().Context(), strings.TrimSpace(tok))
+		if err != nil {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="tarn", error="invalid_token"`)
+			return err
+		}
+		c.Set(identityContext, id)
+		if err := s.authorize(c, id); err != nil {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// identity returns the caller (nil under --auth none).
+func identity(c echo.Context) *auth.Identity {
+	id, _ := c.Get(identityContext).(*auth.Identity)
+	return id
+}
+
+// authorizer returns the decision maker for this request: allow-all
+// under --auth none.
+func (s *Server) authorizer(ctx context.Context) (auth.Authorizer, error) {
+	if s.cfg.Auth == nil {
+		return auth.AllowAll{}, nil
+	}
+	return s.cfg.Auth.Store().Authorizer(ctx)
+}
+
+// check is one privilege on one securable a request needs.
+type check struct {
+	p  auth.Privilege
+	on auth.Securable
+}
+
+// visibleCheck asks only that the caller may see the securable.
+const visible auth.Privilege = ""
+
+// authorize decides whether id may make this request, by route template
+// (restRoutes, managementRoutes), path parameters and, for routes that
+// name their targets in the body, the body (read and put back). It runs
+// before the handler, so a refused request changes nothing. A route it
+// does not know needs manage on the catalog: new routes fail closed.
+func (s *Server) authorize(c echo.Context, id *auth.Identity) error {
+	checks, err := s.checksFor(c)
+	if err != nil {
+		return err
+	}
+	az, err := s.authorizer(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	for _, ch := range checks {
+		ok := false
+		if ch.p == visible {
+			ok = az.Visible(id, ch.on)
+		} else {
+			ok = az.Allowed(id, ch.p, ch.on)
+		}
+		if !ok {
+			what := "see"
+			if ch.p != visible {
+				what = string(ch.p)
+			}
+			return fmt.Errorf("%w: principal %q may not %s %s", catalog.ErrForbidden, id.Principal, what, ch.on)
+		}
+	}
+	return nil
+}
+
+func (s *Server) checksFor(c echo.Context) ([]check, error) {
+	route := c.Path()
+	route = strings.TrimPrefix(route, "/v1/:prefix")
+	if r, ok := strings.CutPrefix(route, "/v1"); ok && !strings.HasPrefix(route, "/v1/:prefix") {
+		route = r
+	}
+	m := c.Request().Method
+	ns := func() (auth.Securable, error) {
+		n, err := namespaceParam(c)
+		return auth.Namespace(n), err
+	}
+	obj := func(param string, mk func([]string, string) auth.Securable) (auth.Securable, error) {
+		id, err := identParam(c, param)
+		return mk(id.Namespace, id.Name), err
+	}
+	one := func(p auth.Privilege, s auth.Securable, err error) ([]check, error) {
+		return []check{{p, s}}, err
+	}
+	switch route {
+	case "/config", "/metrics":
+		if route == "/metrics" {
+			return one(auth.Manage, auth.Catalog(), nil)
+		}
+		return nil, nil // any authenticated caller
+	case "/namespaces":
+		if m == http.MethodGet {
+			if p := c.QueryParam("parent"); p != "" {
+				return one(visible, auth.Namespace(strings.Split(p, namespaceSeparator)), nil)
+			}
+			return nil, nil // filtered by visibleNamespaces
+		}
+		var req spec.CreateNamespaceRequest
+		if err := peekBody(c, &req); err != nil || len(req.Namespace) == 0 {
+			return nil, err // the handler reports the bad body
+		}
+		return one(auth.Create, parentOf(req.Namespace), nil)
+	case "/namespaces/:namespace":
+		n, err := ns()
+		switch m {
+		case http.MethodDelete:
+			return one(auth.Drop, n, err)
+		default:
+			return one(visible, n, err)
+		}
+	case "/namespaces/:namespace/properties":
+		n, err := ns()
+		return one(auth.Write, n, err)
+	case "/namespaces/:namespace/tables", "/namespaces/:namespace/views":
+		n, err := ns()
+		if m == http.MethodGet {
+			return one(visible, n, err) // entries filtered by visibleIdents
+		}
+		return one(auth.Create, n, err)
+	case "/namespaces/:namespace/register", "/namespaces/:namespace/register-view":
+		n, err := ns()
+		if err != nil {
+			return nil, err
+		}
+		checks := []check{{auth.Create, n}}
+		var req spec.RegisterTableRequest
+		if err := peekBody(c, &req); err == nil && req.Overwrite && route == "/namespaces/:namespace/register" {
+			checks = append(checks, check{auth.Write, auth.Table(n.Namespace, req.Name)}, check{auth.Drop, auth.Table(n.Namespace, req.Name)})
+		}
+		return checks, nil
+	case "/namespaces/:namespace/tables/:table", "/namespaces/:namespace/views/:view":
+		param, mk := "table", auth.Table
+		if strings.HasSuffix(route, ":view") {
+			param, mk = "view", auth.View
+		}
+		t, err := obj(param, mk)
+		switch m {
+		case http.MethodGet, http.MethodHead:
+			return one(auth.Read, t, err)
+		case http.MethodPost:
+			return one(auth.Write, t, err)
+		case http.MethodDelete:
+			return one(auth.Drop, t, err)
+		}
+	case "/namespaces/:namespace/tables/:table/credentials":
+		// Storage credentials for the table's files: read. (Credentials
+		// are not yet narrowed to read-only for read-only callers.)
+		t, err := obj("table", auth.Table)
+		return one(auth.Read, t, err)
+	case "/namespaces/:namespace/tables/:table/sign":
+		// Remote signing: reading files needs read, anything else write.
+		t, err := obj("table", auth.Table)
+		var req struct {
+			Method string `json:"method"`
+		}
+		if err := peekBody(c, &req); err != nil {
+			return nil, err
+		}
+		if m := strings.ToUpper(req.Method); m == http.MethodGet || m == http.MethodHead {
+			return one(auth.Read, t, err)
+		}
+		return one(auth.Write, t, err)
+	case "/namespaces/:namespace/tables/:table/metrics":
+		t, err := obj("table", auth.Table)
+		return one(auth.Read, t, err)
+	case "/tables/rename", "/views/rename":
+		mk := auth.Table
+		if route == "/views/rename" {
+			mk = auth.View
+		}
+		var req spec.RenameTableRequest
+		if err := peekBody(c, &req); err != nil || req.Source == nil || req.Destination == nil {
+			return nil, err
+		}
+		return []check{{auth.Drop, mk(req.Source.Namespace, req.Source.Name)}, {auth.Create, auth.Namespace(req.Destination.Namespace)}}, nil
+	case "/transactions/commit":
+		var req struct {
+			TableChanges []struct {
+				Identifier *spec.TableIdentifier `json:"identifier"`
+			} `json:"table-changes"`
+		}
+		if err := peekBody(c, &req); err != nil {
+			return nil, err
+		}
+		var checks []check
+		for _, ch := range req.TableChanges {
+			if ch.Identifier != nil {
+				checks = append(checks, check{auth.Write, auth.Table(ch.Identifier.Namespace, ch.Identifier.Name)})
+			}
+		}
+		return checks, nil
+	case "/management/v1/topics":
+		if m == http.MethodGet {
+			return nil, nil // filtered by visibleTopics
+		}
+		var req struct {
+			Table string `json:"table"`
+		}
+		if err := peekBody(c, &req); err != nil {
+			return nil, err
+		}
+		if t, err := topics.ParseTable(req.Table); err == nil {
+			return one(auth.Manage, auth.Namespace(t.Namespace), nil)
+		}
+		return nil, nil // the handler reports the bad table name
+	case "/management/v1/topics/:topic", "/management/v1/topics/:topic/resume":
+		return one(auth.Manage, s.topicNamespace(c), nil)
+	}
+	if strings.HasPrefix(route, "/management/v1/principals") || strings.HasPrefix(route, "/management/v1/roles") ||
+		strings.HasPrefix(route, "/management/v1/grants") {
+		return one(auth.Manage, auth.Catalog(), nil)
+	}
+	return one(auth.Manage, auth.Catalog(), nil)
+}
+
+// parentOf is what creating namespace ns needs create on: its parent,
+// or the catalog for a top-level namespace.
+func parentOf(ns []string) auth.Securable {
+	if len(ns) <= 1 {
+		return auth.Catalog()
+	}
+	return auth.Namespace(ns[:len(ns)-1])
+}
+
+// topicNamespace is the namespace of the table of the topic in the path;
+// the catalog when the topic is unknown (so only catalog managers learn
+// that it is missing).
+func (s *Server) topicNamespace(c echo.Context) auth.Securable {
+	name, err := pathParam(c, "topic")
+	if err != nil || s.cfg.Topics == nil {
+		return auth.Catalog()
+	}
+	st, err := s.cfg.Topics.Get(c.Request().Context(), name)
+	if err != nil {
+		return auth.Catalog()
+	}
+	t, err := topics.ParseTable(st.Table)
+	if err != nil {
+		return auth.Catalog()
+	}
+	return auth.Namespace(t.Namespace)
+}
+
+// peekBody decodes the JSON body into v and puts the bytes back for the
+// handler. A body that does not decode is left to the handler (which
+// answers 400) and yields v's zero value.
+func peekBody(c echo.Context, v any) error {
+	r := c.Request()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return fmt.Errorf("%w: read body: %v", errBadRequest, err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	_ = json.Unmarshal(b, v)
+	return nil
+}
+
+// visibleNamespaces drops the namespaces the caller may not see.
+func (s *Server) visibleNamespaces(c echo.Context, list []catalog.Namespace) ([]catalog.Namespace, error) {
+	id := identity(c)
+	if id == nil {
+		return list, nil
+	}
+	az, err := s.authorizer(c.Request().Context())
+	if err != nil {
+		return nil, err
+	}
+	out := list[:0:0]
+	for _, ns := range list {
+		if az.Visible(id, auth.Namespace(ns)) {
+			out = append(out, ns)
+		}
+	}
+	return out, nil
+}
+
+// visibleIdents drops the tables or views the caller may not see.
+func (s *Server) visibleIdents(c echo.Context, ids []catalog.Ident) ([]catalog.Ident, error) {
+	id := identity(c)
+	if id == nil {
+		return ids, nil
+	}
+	az, err := s.authorizer(c.Request().Context())
+	if err != nil {
+		return nil, err
+	}
+	mk := auth.Table
+	if strings.HasSuffix(c.Path(), "/views") {
+		mk = auth.View
+	}
+	out := ids[:0:0]
+	for _, t := range ids {
+		if az.Visible(id, mk(t.Namespace, t.Name)) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// visibleTopics keeps the topics whose table's namespace the caller
+// manages.
+func (s *Server) visibleTopics(c echo.Context, list []topics.Status) ([]topics.Status, error) {
+	id := identity(c)
+	if id == nil {
+		return list, nil
+	}
+	az, err := s.authorizer(c.Request().Context())
+	if err != nil {
+		return nil, err
+	}
+	out := list[:0:0]
+	for _, st := range list {
+		if t, err := topics.ParseTable(st.Table); err == nil && az.Allowed(id, auth.Manage, auth.Namespace(t.Namespace)) {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// token serves POST /oauth/tokens and /v1/oauth/tokens: a form body
+// (RFC 6749 §4.4), client credentials in the body or HTTP Basic (whose
+// parts are form-encoded, §2.3.1). Errors use OAuth2's JSON form, not
+// ErrorModel, as the spec's OAuthError says.
+func (s *Server) token(c echo.Context) error {
+	r := c.Request()
+	c.Response().Header().Set("Cache-Control", "no-store")
+	oauthErr := func(status int, code, desc string) error {
+		return c.JSON(status, auth.OAuthError{Code: code, Description: desc})
+	}
+	if ct := r.Header.Get(echo.HeaderContentType); !strings.HasPrefix(ct, echo.MIMEApplicationForm) {
+		return oauthErr(http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
+	}
+	if err := r.ParseForm(); err != nil {
+		return oauthErr(http.StatusBadRequest, "invalid_request", "malformed form body")
+	}
+	req := auth.TokenRequest{GrantType: r.PostForm.Get("grant_type"), ClientID: r.PostForm.Get("client_id"),
+		ClientSecret: r.PostForm.Get("client_secret"), Scope: r.PostForm.Get("scope"),
+		SubjectToken: r.PostForm.Get("subject_token"), SubjectTokenType: r.PostForm.Get("subject_token_type")}
+	if u, p, ok := r.BasicAuth(); ok {
+		u1, err1 := url.QueryUnescape(u)
+		p1, err2 := url.QueryUnescape(p)
+		if errors.Join(err1, err2) != nil {
+			return oauthErr(http.StatusBadRequest, "invalid_request", "malformed Basic credentials")
+		}
+		if req.ClientID != "" && req.ClientID != u1 {
+			return oauthErr(http.StatusBadRequest, "invalid_request", "client_id differs between Basic and the body")
+		}
+		req.ClientID, req.ClientSecret = u1, p1
+	}
+	resp, err := s.cfg.Auth.Token(r.Context(), req)
+	var oe *auth.OAuthError
+	if errors.As(err, &oe) {
+		if oe.Status == http.StatusUnauthorized {
+			c.Response().Header().Set("WWW-Authenticate", `Basic realm="tarn"`)
+		}
+		return c.JSON(oe.Status, oe)
+	} else if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
