@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -41,13 +42,26 @@ func applyConfig(fs *pflag.FlagSet) error {
 		}
 		for k, v := range doc {
 			f := fs.Lookup(k)
+			if f == nil && k != "config" {
+				// FileIO property names (s3.endpoint) name the --s3-endpoint flag.
+				f = fs.Lookup(strings.ReplaceAll(k, ".", "-"))
+			}
 			if f == nil || k == "config" {
 				return fmt.Errorf("config %s: unknown key %q", path, k)
 			}
 			if cli[k] {
 				continue
 			}
-			if err := f.Value.Set(fmt.Sprint(v)); err != nil {
+			val := fmt.Sprint(v)
+			switch v.(type) {
+			case []any, map[string]any: // a structured value (warehouses) is passed on as JSON
+				b, err := json.Marshal(v)
+				if err != nil {
+					return fmt.Errorf("config %s: %s: %w", path, k, err)
+				}
+				val = string(b)
+			}
+			if err := f.Value.Set(val); err != nil {
 				return fmt.Errorf("config %s: %s: %w", path, k, err)
 			}
 		}

@@ -45,6 +45,7 @@ type serveConfig struct {
 	logLevel               string
 	idempotencyKeyLifetime time.Duration
 	kafka                  kafkaConfig
+	storage                storageConfig
 	ingestMemoryBytes      int64
 }
 
@@ -79,6 +80,7 @@ the environment, which wins over the file.`,
 	f.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.DurationVar(&cfg.idempotencyKeyLifetime, "idempotency-key-lifetime", server.DefaultIdempotencyKeyLifetime, "how long Idempotency-Key responses are replayed")
 	cfg.kafka.register(f)
+	cfg.storage.register(f)
 	f.Int64Var(&cfg.ingestMemoryBytes, "ingest-memory-bytes", pipeline.DefaultMemoryBytes, "bytes of records all topics may buffer together before commits are forced early (0: unlimited)")
 	return cmd
 }
@@ -171,15 +173,16 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		}
 		whLoc = "file://" + abs
 	}
-	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, whLoc, nil)
+	whs, err := cfg.storage.warehouses(whLoc, cfg.warehouse != "")
 	if err != nil {
 		return nil, err
 	}
+	wh := whs[0] // the default
 	store, err := bolt.Open(dataDir)
 	if err != nil {
 		return nil, err
 	}
-	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}, Logger: log})
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log})
 	if err != nil {
 		store.Close()
 		return nil, err

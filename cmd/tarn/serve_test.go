@@ -255,9 +255,25 @@ func TestConfigErrors(t *testing.T) {
 			want: "--idempotency-key-lifetime must be at least 1s",
 		},
 		{
-			name: "object store warehouse",
+			name: "unsupported object store warehouse",
+			args: []string{"--warehouse", "gs://bucket/wh"},
+			want: "only file:// and s3:// warehouses are supported",
+		},
+		{
+			name: "s3 key id without secret",
 			args: []string{"--warehouse", "s3://bucket/wh"},
-			want: "only file:// warehouses are supported",
+			env:  []string{"TARN_S3_ACCESS_KEY_ID=AKIAONLY"},
+			want: "s3.access-key-id and s3.secret-access-key must be set together",
+		},
+		{
+			name: "bad warehouses entry",
+			args: []string{"--config", write("wh.yaml", "warehouses:\n  - name: a\n    s3.secret-access-key: hush-hush\n")},
+			want: "needs a name and a location",
+		},
+		{
+			name: "bad warehouse property",
+			args: []string{"--config", write("whp.yaml", "warehouses:\n  - name: a\n    location: s3://b/w\n    s3.path-style-access: sometimes\n    s3.secret-access-key: hush-hush\n")},
+			want: "s3.path-style-access must be true or false",
 		},
 		{
 			name: "missing config file",
@@ -276,6 +292,7 @@ func TestConfigErrors(t *testing.T) {
 			assert.Equal(t, 1, ee.ExitCode())
 			assert.Contains(t, string(out), tt.want)
 			assert.NotContains(t, string(out), "tarn serving")
+			assert.NotContains(t, string(out), "hush-hush", "no credential in errors")
 		})
 	}
 }

@@ -1,0 +1,98 @@
+package main_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/internal/testmoto"
+)
+
+// TestServeS3Warehouses runs `tarn serve` with its default warehouse in S3
+// from TARN_S3_* (STS from the standard AWS_ENDPOINT_URL_STS) and a second
+// one from the YAML `warehouses` list in FileIO property names:
+// /v1/config?warehouse= selects each by prefix; tables are created in
+// both buckets; loadTable with vended-credentials returns STS credentials
+// for the default one (it has a role) and none for the other; no
+// credential reaches the logs.
+func TestServeS3Warehouses(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	b1, b2 := testmoto.NewBucket(t, ep), testmoto.NewBucket(t, ep)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "tarn.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`warehouses:
+  - name: analytics
+    location: s3://`+b2+`/lake
+    s3.endpoint: `+ep+`
+    s3.region: us-east-1
+    s3.path-style-access: true
+    s3.access-key-id: AKIASECOND
+    s3.secret-access-key: second-secret-never-logged
+`), 0o600))
+	p := startTarn(t, cleanEnv(
+		"TARN_S3_ENDPOINT="+ep, "TARN_S3_REGION=us-east-1", "TARN_S3_PATH_STYLE_ACCESS=true",
+		"TARN_S3_ACCESS_KEY_ID="+testmoto.AccessKeyID, "TARN_S3_SECRET_ACCESS_KEY="+testmoto.SecretAccessKey,
+		"TARN_S3_ROLE_ARN="+testmoto.RoleARN, "AWS_ENDPOINT_URL_STS="+ep,
+		"TARN_LOG_LEVEL=debug",
+	), "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--config", cfg, "--warehouse", "s3://"+b1+"/wh")
+
+	var conf struct {
+		Overrides map[string]string `json:"overrides"`
+	}
+	require.NoError(t, json.Unmarshal(mustCall(t, http.MethodGet, p.URL+"/v1/config?warehouse=analytics", nil, 200), &conf))
+	require.Equal(t, "analytics", conf.Overrides["prefix"])
+	require.NoError(t, json.Unmarshal(mustCall(t, http.MethodGet, p.URL+"/v1/config", nil, 200), &conf))
+	require.Equal(t, "default", conf.Overrides["prefix"])
+	mustCall(t, http.MethodGet, p.URL+"/v1/config?warehouse=nope", nil, 404)
+
+	schema := map[string]any{"type": "struct", "schema-id": 0, "fields": []any{map[string]any{"id": 1, "name": "id", "type": "long", "required": true}}}
+	var secrets []string
+	// Warehouses share one namespace tree (one store), so each gets its own
+	// namespace here.
+	for _, prefix := range []string{"default", "analytics"} {
+		ns := "ns_" + prefix
+		mustCall(t, http.MethodPost, p.URL+"/v1/"+prefix+"/namespaces", map[string]any{"namespace": []string{ns}}, 200)
+		mustCall(t, http.MethodPost, p.URL+"/v1/"+prefix+"/namespaces/"+ns+"/tables", map[string]any{"name": "t", "schema": schema}, 200)
+		req, err := http.NewRequest(http.MethodGet, p.URL+"/v1/"+prefix+"/namespaces/"+ns+"/tables/t", nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Iceberg-Access-Delegation", "vended-credentials")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var lt struct {
+			Config             map[string]string `json:"config"`
+			StorageCredentials []struct {
+				Prefix string            `json:"prefix"`
+				Config map[string]string `json:"config"`
+			} `json:"storage-credentials"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&lt))
+		resp.Body.Close()
+		require.Equal(t, ep, lt.Config["s3.endpoint"])
+		if prefix == "default" {
+			require.Len(t, lt.StorageCredentials, 1)
+			require.NotEmpty(t, lt.StorageCredentials[0].Config["s3.session-token"])
+			secrets = append(secrets, lt.StorageCredentials[0].Config["s3.secret-access-key"], lt.StorageCredentials[0].Config["s3.session-token"])
+		} else {
+			require.Empty(t, lt.StorageCredentials, "no role, no opt-in: nothing vended")
+			require.Empty(t, lt.Config["s3.secret-access-key"])
+		}
+	}
+	for bucket, root := range map[string]string{b1: "wh/ns_default/", b2: "lake/ns_analytics/"} {
+		keys := testmoto.Keys(t, ep, bucket, root)
+		require.Len(t, keys, 1, bucket)
+		require.True(t, strings.HasSuffix(keys[0], ".metadata.json"), keys[0])
+	}
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, p.wait(t, shutdownDeadline))
+	logs := p.Stderr()
+	require.Contains(t, logs, "tarn serving")
+	for _, s := range append(secrets, testmoto.SecretAccessKey, "second-secret-never-logged") {
+		require.NotContains(t, logs, s)
+	}
+}
