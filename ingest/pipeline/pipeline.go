@@ -199,6 +199,14 @@ func (p *Pipeline) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open source of topic %s: %w", p.cfg.Topic, err)
 	}
+	if ti, ok := src.(TopicIdentifier); ok {
+		// A topic deleted and recreated under the same name counts other
+		// records at the table's offsets: refuse rather than skip them.
+		if err := s.BindTopicID(ctx, ti.TopicID()); err != nil {
+			src.Close()
+			return err
+		}
+	}
 	p.src = src
 	p.log.Info("pipeline started", "next", head.Next)
 	return nil

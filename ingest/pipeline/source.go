@@ -52,6 +52,16 @@ var (
 	_ LagReporter = (*source.Source)(nil)
 )
 
+// TopicIdentifier is implemented by a Source that knows the Kafka topic id
+// of its topic (ingest/source's does). The pipeline records the id with
+// the offsets in every snapshot and refuses to resume a table whose
+// offsets carry another id (sink.ErrTopicRecreated): the topic was deleted
+// and recreated, and its offsets count other records.
+type TopicIdentifier interface {
+	// TopicID returns the topic's id, "" when the broker has none.
+	TopicID() string
+}
+
 // OpenSourceFunc opens the topic's Source with every partition in start
 // positioned at its offset (the table's next offsets) and any other
 // partition, including ones added while it runs, at the configured start

@@ -21,6 +21,11 @@ var (
 	// ErrForeignOffsets: the table's offsets belong to another Kafka cluster
 	// or topic than the sink's Config names.
 	ErrForeignOffsets = fmt.Errorf("%w: offsets of another cluster or topic", ErrInvalidOffsets)
+	// ErrTopicRecreated: the table's offsets were recorded for a topic of
+	// the same name but another Kafka topic id: the topic was deleted and
+	// recreated, and its offsets now count different records. Resuming
+	// would skip the new topic's first records silently.
+	ErrTopicRecreated = fmt.Errorf("%w: the topic was deleted and recreated", ErrForeignOffsets)
 	// ErrOffsetsLost: no snapshot on main's lineage carries offsets, but
 	// the lineage is truncated (its oldest snapshots expired), so earlier
 	// ones may have; starting over could duplicate records.

@@ -17,7 +17,8 @@ import (
 const OffsetsProperty = "tarn.kafka.offsets"
 
 // Offsets is the value of OffsetsProperty, as JSON
-// {"cluster": id, "topic": name, "offsets": {"0": 1234, ...}}.
+// {"cluster": id, "topic": name, "topic-id": id, "offsets": {"0": 1234, ...}}
+// ("topic-id" only when known).
 //
 // The map is cumulative: every snapshot Tarn writes carries all partitions
 // ever committed, not only those the snapshot touched, so the head snapshot
@@ -28,6 +29,11 @@ type Offsets struct {
 	Cluster string `json:"cluster"`
 	// Topic is the Kafka topic name.
 	Topic string `json:"topic"`
+	// TopicID is the Kafka topic id (base64, as Kafka's tools print it)
+	// the offsets count in; "" when not known (a broker without topic
+	// ids, or offsets written before Tarn recorded them). A topic deleted
+	// and recreated under the same name gets a new id.
+	TopicID string `json:"topic-id,omitempty"`
 	// Next maps a partition to the next offset to read from it: one past
 	// the last offset materialized or skipped. A partition that is absent
 	// has never been committed; the pipeline starts it from its configured

@@ -99,6 +99,8 @@ func (b Batch) validate() error {
 type Sink struct {
 	cat table.CatalogIO
 	cfg Config
+	// topicID is the Kafka topic id bound by BindTopicID, "" if none.
+	topicID string
 	// tbl is the newest state of the table this sink has seen: loaded by
 	// Head or a rebase, or returned by its own last commit. It is the base
 	// the next batch is written against and committed on.
@@ -155,12 +157,31 @@ func (s *Sink) offsetsOf(tbl *table.Table) (Offsets, error) {
 	case err != nil:
 		return Offsets{}, fmt.Errorf("table %s: %w", s.name(), err)
 	case !found:
-		return Offsets{Cluster: s.cfg.Cluster, Topic: s.cfg.Topic, Next: map[int32]int64{}}, nil
+		return Offsets{Cluster: s.cfg.Cluster, Topic: s.cfg.Topic, TopicID: s.topicID, Next: map[int32]int64{}}, nil
 	case o.Cluster != s.cfg.Cluster || o.Topic != s.cfg.Topic:
 		return Offsets{}, fmt.Errorf("table %s holds offsets of cluster %q topic %q, not cluster %q topic %q: %w",
 			s.name(), o.Cluster, o.Topic, s.cfg.Cluster, s.cfg.Topic, ErrForeignOffsets)
+	case o.TopicID != "" && s.topicID != "" && o.TopicID != s.topicID:
+		return Offsets{}, fmt.Errorf("table %s holds offsets of topic %s with id %s, but the topic now has id %s "+
+			"(deleted and recreated): its offsets count other records; release or drop the table and enable the topic again: %w",
+			s.name(), o.Topic, o.TopicID, s.topicID, ErrTopicRecreated)
+	case o.TopicID == "":
+		// Offsets from before ids were recorded: adopt the current one.
+		o.TopicID = s.topicID
 	}
 	return o, nil
+}
+
+// BindTopicID sets the Kafka topic id the sink's offsets count in (see
+// Offsets.TopicID): later commits record it, and Head refuses a table
+// whose offsets carry another id. It reloads the head to check it. "" (a
+// broker without topic ids) checks nothing.
+//
+// Errors: those of Head; ErrTopicRecreated.
+func (s *Sink) BindTopicID(ctx context.Context, id string) error {
+	s.topicID = id
+	_, err := s.Head(ctx)
+	return err
 }
 
 func (s *Sink) name() string { return strings.Join(s.cfg.Table, ".") }

@@ -469,3 +469,34 @@ func slicesDelete(keys []key, del func(key) bool) []key {
 	}
 	return out
 }
+
+// TestTopicID: offsets written before a topic id was bound adopt the id at
+// the next commit; once recorded, a sink bound to another id (the topic
+// was deleted and recreated) refuses the table with ErrTopicRecreated and
+// commits nothing.
+func TestTopicID(t *testing.T) {
+	h := newHarness(t, nil)
+	s := h.open(nil)
+	head, err := s.Head(h.ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Commit(h.ctx, h.plan(head, map[int32]int{0: 2}, 100)))
+	assert.JSONEq(t, `{"cluster":"cluster-1","topic":"orders","offsets":{"0":2}}`, h.headProperty())
+
+	require.NoError(t, s.BindTopicID(h.ctx, "id-A"))
+	head, err = s.Head(h.ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "id-A", head.TopicID, "adopted")
+	require.NoError(t, s.Commit(h.ctx, h.plan(head, map[int32]int{0: 1}, 100)))
+	assert.JSONEq(t, `{"cluster":"cluster-1","topic":"orders","topic-id":"id-A","offsets":{"0":3}}`, h.headProperty())
+
+	s2 := h.open(nil)
+	err = s2.BindTopicID(h.ctx, "id-B")
+	require.ErrorIs(t, err, sink.ErrTopicRecreated)
+	require.ErrorIs(t, err, sink.ErrForeignOffsets)
+	assert.Contains(t, err.Error(), "id-A")
+	_, err = s2.Head(h.ctx)
+	require.ErrorIs(t, err, sink.ErrTopicRecreated)
+	assert.Equal(t, expect(map[int32]int64{0: 3}), h.scan(), "nothing else committed")
+
+	require.NoError(t, h.open(nil).BindTopicID(h.ctx, ""), "no id checks nothing")
+}

@@ -28,6 +28,18 @@ const (
 	// partitions only as fast as the client's cached metadata expires.
 	DefaultPartitionRefresh = 10 * time.Second
 
+	// DefaultMissingTopicTimeout is Config.MissingTopicTimeout's default.
+	// Fetch errors saying the broker does not know the topic
+	// (UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION) are normal for a
+	// moment after a topic is created or a partition moves; past 10 s the
+	// topic was deleted (or recreated under a new id), and the pipeline
+	// should fail with a reason and restart with backoff rather than spin.
+	DefaultMissingTopicTimeout = 10 * time.Second
+
+	// fetchWarnEvery limits the log lines of a retried fetch error to one
+	// per partition and error in this interval.
+	fetchWarnEvery = 10 * time.Second
+
 	// MinPartitionRefresh is the shortest PartitionRefresh Validate accepts,
 	// so that a typo cannot turn the refresh into a request storm.
 	MinPartitionRefresh = 10 * time.Millisecond
@@ -57,6 +69,10 @@ type Config struct {
 	// does not re-read it after a restart and Lag reaches 0. Default
 	// false: only data records are returned.
 	ControlRecords bool `yaml:"-"`
+	// MissingTopicTimeout is how long fetches of a partition may fail
+	// because the broker does not know the topic before Poll fails with
+	// ErrUnknownTopic; default DefaultMissingTopicTimeout.
+	MissingTopicTimeout time.Duration `yaml:"missing-topic-timeout"`
 	// Logger receives gaps (always, at error level), fatal and retried
 	// fetch errors, partition discovery, and franz-go's own warnings and
 	// errors. Default slog.Default().
@@ -91,6 +107,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PartitionRefresh == 0 {
 		c.PartitionRefresh = DefaultPartitionRefresh
+	}
+	if c.MissingTopicTimeout <= 0 {
+		c.MissingTopicTimeout = DefaultMissingTopicTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

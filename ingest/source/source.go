@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -49,6 +51,14 @@ type Source struct {
 	// interrupt cancels the PollFetches of a running Poll; nil when no
 	// Poll is in the client.
 	interrupt context.CancelFunc
+	// topicID is the topic's Kafka id as Open found it ("" when the
+	// broker has no topic ids).
+	topicID string
+	// missing is when fetches of a partition began to fail because the
+	// broker no longer knows the topic (it was deleted, maybe recreated);
+	// warned is when that was last logged.
+	missing map[int32]time.Time
+	warned  map[string]time.Time
 }
 
 // partState is the source's view of one assigned partition.
@@ -131,9 +141,15 @@ func Open(ctx context.Context, cfg Config, start map[int32]int64) (*Source, erro
 		refreshDone: make(chan struct{}),
 		parts:       make(map[int32]*partState),
 		pending:     make(map[int32]int64),
+		missing:     make(map[int32]time.Time),
+		warned:      make(map[string]time.Time),
 	}
 	b, err := s.listBounds(ctx)
 	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if s.topicID, err = s.describeTopicID(ctx); err != nil {
 		cl.Close()
 		return nil, err
 	}
@@ -323,12 +339,32 @@ func (ps *partState) appendLocked(out []*kgo.Record, recs []*kgo.Record, control
 // retries by itself (logged); ErrClosed; else a fatal error.
 func (s *Source) fetchErrLocked(topic string, p int32, err error) error {
 	switch {
-	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case err == nil:
+		delete(s.missing, p)
+		return nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return nil
 	case errors.Is(err, kgo.ErrClientClosed):
 		return ErrClosed
+	case errors.Is(err, kerr.UnknownTopicID), errors.Is(err, kerr.UnknownTopicOrPartition):
+		// The topic was deleted (and maybe recreated under a new id). The
+		// client retries these at once, forever: bound it, so that the
+		// pipeline fails with a reason and restarts with backoff, and a
+		// recreated topic is caught by its new id (TopicID).
+		since, ok := s.missing[p]
+		if !ok {
+			since = time.Now()
+			s.missing[p] = since
+		}
+		if time.Since(since) >= s.cfg.MissingTopicTimeout {
+			s.log.Error("kafka topic gone", "topic", topic, "partition", p, "since", since, "err", err)
+			return fmt.Errorf("%w: %s partition %d: the broker has not known the topic for %v (deleted or recreated?): %w",
+				ErrUnknownTopic, topic, p, time.Since(since).Round(time.Second), err)
+		}
+		s.warnLocked("kafka fetch error; retrying", topic, p, err)
+		return nil
 	case kerr.IsRetriable(err):
-		s.log.Warn("kafka fetch error; retrying", "topic", topic, "partition", p, "err", err)
+		s.warnLocked("kafka fetch error; retrying", topic, p, err)
 		return nil
 	}
 	if dl, ok := isDataLoss(err); ok {
@@ -339,6 +375,41 @@ func (s *Source) fetchErrLocked(topic string, p int32, err error) error {
 	}
 	s.log.Error("kafka fetch failed", "topic", topic, "partition", p, "err", err)
 	return fmt.Errorf("%w: topic %s partition %d: %w", ErrFetch, topic, p, err)
+}
+
+// warnLocked logs a retried fetch error at most once per fetchWarnEvery
+// for each partition and error: the client may retry many times a second.
+func (s *Source) warnLocked(msg, topic string, p int32, err error) {
+	key := strconv.Itoa(int(p)) + "\x00" + err.Error()
+	if last, ok := s.warned[key]; ok && time.Since(last) < fetchWarnEvery {
+		return
+	}
+	s.warned[key] = time.Now()
+	s.log.Warn(msg, "topic", topic, "partition", p, "err", err)
+}
+
+// TopicID returns the topic's Kafka topic id (base64 of its 16 bytes, as
+// Kafka's tools print it) as Open found it, or "" when the broker does not
+// assign ids. A topic deleted and recreated under the same name has a new
+// id: the pipeline compares it with the id recorded in the table.
+func (s *Source) TopicID() string { return s.topicID }
+
+// describeTopicID reads the topic's id from the cluster metadata.
+func (s *Source) describeTopicID(ctx context.Context) (string, error) {
+	md, err := s.adm.Metadata(ctx, s.cfg.Topic)
+	if err != nil {
+		return "", fmt.Errorf("metadata of %s: %w", s.cfg.Topic, err)
+	}
+	td, ok := md.Topics[s.cfg.Topic]
+	switch {
+	case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+		return "", fmt.Errorf("%w: %s", ErrUnknownTopic, s.cfg.Topic)
+	case td.Err != nil:
+		return "", fmt.Errorf("metadata of %s: %w", s.cfg.Topic, td.Err)
+	case td.ID == kadm.TopicID{}:
+		return "", nil
+	}
+	return td.ID.String(), nil
 }
 
 // Reseek moves every listed partition to the given next offset (after the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -367,4 +368,42 @@ func TestControlRecordsOption(t *testing.T) {
 	lag, err := s.Lag(ctxT(t), map[int32]int64{0: recs[2].Offset + 1})
 	require.NoError(t, err)
 	require.Equal(t, source.PartitionLag{LastStable: 4, Next: 4}, lag[0])
+}
+
+// TestDeletedTopic: a topic deleted under a running source makes Poll
+// fail with ErrUnknownTopic once the broker has not known it for
+// MissingTopicTimeout (instead of retrying forever, logging each retry);
+// the retry warning is logged at most once per partition and error. A
+// topic recreated under the same name has a new TopicID.
+func TestDeletedTopic(t *testing.T) {
+	k := newFake(t, 1)
+	k.values(0, "a", 3)
+	s, logs, err := k.tryOpenConfig(func(c *source.Config) { c.MissingTopicTimeout = time.Second }, nil)
+	require.NoError(t, err)
+	before := s.TopicID()
+	require.NotEmpty(t, before)
+	pollN(t, s, 3)
+
+	_, err = k.adm.DeleteTopics(ctxT(t), testTopic)
+	require.NoError(t, err)
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var perr error
+	for perr == nil {
+		_, perr = s.Poll(ctx)
+	}
+	require.ErrorIs(t, perr, source.ErrUnknownTopic)
+	assert.GreaterOrEqual(t, time.Since(began), time.Second)
+	assert.Contains(t, perr.Error(), "deleted or recreated")
+	assert.LessOrEqual(t, strings.Count(logs.String(), "kafka fetch error; retrying"), 2, logs.String())
+	s.Close()
+
+	_, err = k.adm.CreateTopic(ctxT(t), 1, 1, nil, testTopic)
+	require.NoError(t, err)
+	s2, _, err := k.tryOpen(nil)
+	require.NoError(t, err)
+	defer s2.Close()
+	assert.NotEqual(t, before, s2.TopicID(), "a recreated topic has a new id")
+	assert.NotEmpty(t, s2.TopicID())
 }
