@@ -14,8 +14,16 @@ import "context"
 // (but not released) is allowed, and then TableDropped is told, so that
 // the topic's record goes with the table.
 //
+// Names a topic owns are also reserved: CreateTable, RegisterTable,
+// RenameTable (to it), CreateView, RegisterView and RenameView (to it)
+// refuse them with ErrTableAlreadyExists (409), naming the topic, even
+// before the table exists (a topic's dead letter table is created on
+// first use), so that no user table is taken over and then locked.
+//
 // Tarn's own writers commit through TableIO, which does not ask: a
-// pipeline's commits and a manager's spec evolution pass.
+// pipeline's commits and a manager's spec evolution pass. A topic
+// manager creating its topic's table through CreateTable marks its
+// context with OwnerContext.
 type Owners interface {
 	// Owner reports the topic that owns table id, and whether that topic
 	// is enabled; ok is false for a table no topic owns. It is called on
@@ -46,6 +54,36 @@ func (c *Catalog) ownersHook() Owners {
 		return b.o
 	}
 	return nil
+}
+
+// ownerCtxKey keys the topic of OwnerContext.
+type ownerCtxKey struct{}
+
+// OwnerContext marks ctx as the owning topic's own: a CreateTable under
+// it may take a name topic owns (the topic manager creating the topic's
+// table). Nothing else may use it.
+func OwnerContext(ctx context.Context, topic string) context.Context {
+	return context.WithValue(ctx, ownerCtxKey{}, topic)
+}
+
+// checkNameUnreserved refuses to create (or rename, register) a table or
+// view at id when a topic owns or reserves that name: the topic's table
+// or its dead letter table. Nothing is changed by a refused call.
+func (c *Catalog) checkNameUnreserved(ctx context.Context, id Ident, what string) error {
+	o := c.ownersHook()
+	if o == nil {
+		return nil
+	}
+	topic, _, ok := o.Owner(id)
+	if !ok {
+		return nil
+	}
+	if by, _ := ctx.Value(ownerCtxKey{}).(string); by == topic {
+		return nil
+	}
+	return Errorf(ErrTableAlreadyExists,
+		"Cannot %s %s: the name is reserved by Tarn for Kafka topic %s (the topic's table or its dead letter table); choose another name, or release the topic first (DELETE /management/v1/topics/%s?release=true)",
+		what, id, topic, topic)
 }
 
 // checkWritable refuses an external write to a table a topic owns.

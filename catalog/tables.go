@@ -44,6 +44,9 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if req.Schema == nil {
 		return nil, fmt.Errorf("%w: create table %s: schema is required", ErrInvalidArgument, id)
 	}
+	if err := c.checkNameUnreserved(ctx, id, "create table"); err != nil {
+		return nil, err
+	}
 	nsProps, err := c.store.LoadNamespace(ctx, ns)
 	if err != nil {
 		return nil, err
@@ -192,9 +195,13 @@ func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge 
 // RenameTable moves a table to a new identifier, possibly in another
 // namespace; its files stay where they are. Errors: ErrNoSuchTable,
 // ErrNoSuchNamespace, ErrTableAlreadyExists, ErrViewAlreadyExists,
-// ErrTableOwnedForbidden (a topic owns from).
+// ErrTableOwnedForbidden (a topic owns from), ErrTableAlreadyExists (a
+// topic owns or reserves to; see Owners).
 func (c *Catalog) RenameTable(ctx context.Context, from, to Ident) error {
 	if err := c.checkWritable(from, "rename"); err != nil {
+		return err
+	}
+	if err := c.checkNameUnreserved(ctx, to, "rename "+from.String()+" to"); err != nil {
 		return err
 	}
 	return c.rename(ctx, from, to, KindTable)
@@ -225,6 +232,9 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 		if err := c.checkWritable(id, "overwrite"); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.checkNameUnreserved(ctx, id, "register table"); err != nil {
+		return nil, err
 	}
 	if err := wh.checkLocation("metadata-location", req.MetadataLocation); err != nil {
 		return nil, err

@@ -40,6 +40,9 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	if req.Schema == nil || req.ViewVersion == nil {
 		return nil, fmt.Errorf("%w: create view %s: schema and view-version are required", ErrInvalidArgument, id)
 	}
+	if err := c.checkNameUnreserved(ctx, id, "create view"); err != nil {
+		return nil, err
+	}
 	nsProps, err := c.store.LoadNamespace(ctx, ns)
 	if err != nil {
 		return nil, err
@@ -152,6 +155,9 @@ func (c *Catalog) DropView(ctx context.Context, id Ident) error {
 // RenameView moves a view to a new identifier. Errors as RenameTable, with
 // ErrNoSuchView for a missing source.
 func (c *Catalog) RenameView(ctx context.Context, from, to Ident) error {
+	if err := c.checkNameUnreserved(ctx, to, "rename "+from.String()+" to"); err != nil {
+		return err
+	}
 	return c.rename(ctx, from, to, KindView)
 }
 
@@ -175,6 +181,9 @@ func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace,
 	md, err := view.ParseMetadataBytes(js)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is not valid view metadata: %v", ErrInvalidArgument, req.MetadataLocation, err)
+	}
+	if err := c.checkNameUnreserved(ctx, id, "register view"); err != nil {
+		return nil, err
 	}
 	if err := wh.checkLocation("view location", md.Location()); err != nil {
 		return nil, err

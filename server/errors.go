@@ -28,7 +28,7 @@ func exceptionFor(err error) spec.Exception {
 		return spec.AlreadyExists
 	case errors.Is(err, auth.ErrInvalidArgument):
 		return spec.BadRequest
-	case errors.Is(err, topics.ErrNotSuspended):
+	case errors.Is(err, topics.ErrNotSuspended), errors.Is(err, topics.ErrDLQTaken):
 		return spec.Conflict
 	case errors.Is(err, topics.ErrUpstream):
 		return spec.BadGateway

@@ -215,6 +215,7 @@ func TestTopicsAPIBadInput(t *testing.T) {
 		{"malformed JSON", http.MethodPost, "/management/v1/topics", `{"topic":`, spec.BadRequest, "malformed"},
 		{"unknown field", http.MethodPost, "/management/v1/topics", `{"topic":"t","table":"a.b","topc":"x"}`, spec.BadRequest, "topc"},
 		{"no topic", http.MethodPost, "/management/v1/topics", `{"table":"a.b"}`, spec.InvalidArgument, "topic is required"},
+		{"invalid topic name", http.MethodPost, "/management/v1/topics", `{"topic":"bad topic!","table":"a.b"}`, spec.InvalidArgument, "a Kafka topic name may hold only"},
 		{"no namespace", http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"b"}`, spec.InvalidArgument, "namespace.name"},
 		{"lag below minimum", http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"a.b","target-lag-ms":999}`, spec.InvalidArgument, "minimum 1000"},
 		{"bad format", http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"a.b","format":"csv"}`, spec.InvalidArgument, "format"},
@@ -281,4 +282,55 @@ func TestTopicsAPINotConfigured(t *testing.T) {
 		assert.Equal(t, spec.ServiceUnavailable.Type, em.Type)
 		assert.Equal(t, "ingest not configured: start tarn serve with --kafka-brokers", em.Message)
 	}
+}
+
+// TestTopicsAPIReservedNames pins two trial failures through HTTP. A
+// REST client could create or rename a table into a name a topic
+// reserves (its <table>_dlq) and was then locked out of it (403): now
+// 409 AlreadyExists naming the topic, nothing changed. And an enable
+// over an existing <table>_dlq that is not the topic's took it over (or
+// answered 400 "no _kafka column"): now 409 ConflictException naming the
+// table and what to do.
+func TestTopicsAPIReservedNames(t *testing.T) {
+	f := newTopicsFixture(t)
+	f.status(t, http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"air.flights"}`, http.StatusCreated)
+	for _, ns := range []string{"plain", "web"} {
+		rsp := f.do(t, http.MethodPost, "/v1/namespaces", `{"namespace":["`+ns+`"]}`)
+		rsp.Body.Close()
+		require.Equal(t, http.StatusOK, rsp.StatusCode)
+	}
+	rsp := f.do(t, http.MethodPost, "/v1/namespaces/plain/tables", `{"name":"t","schema":`+badInputSchema+`}`)
+	rsp.Body.Close()
+	require.Equal(t, http.StatusOK, rsp.StatusCode)
+
+	em := requireErrorModel(t, f.do(t, http.MethodPost, "/v1/namespaces/air/tables", `{"name":"flights_dlq","schema":`+badInputSchema+`}`), http.StatusConflict)
+	assert.Equal(t, spec.AlreadyExists.Type, em.Type)
+	assert.Contains(t, em.Message, "Cannot create table air.flights_dlq: the name is reserved by Tarn for Kafka topic flights")
+	em = requireErrorModel(t, f.do(t, http.MethodPost, "/v1/tables/rename",
+		`{"source":{"namespace":["plain"],"name":"t"},"destination":{"namespace":["air"],"name":"flights_dlq"}}`), http.StatusConflict)
+	assert.Equal(t, spec.AlreadyExists.Type, em.Type)
+	assert.Contains(t, em.Message, "Cannot rename plain.t to air.flights_dlq: the name is reserved by Tarn for Kafka topic flights")
+	for path, want := range map[string]int{"/v1/namespaces/air/tables/flights_dlq": http.StatusNotFound, "/v1/namespaces/plain/tables/t": http.StatusNoContent} {
+		rsp := f.do(t, http.MethodHead, path, "")
+		rsp.Body.Close()
+		assert.Equal(t, want, rsp.StatusCode, path)
+	}
+
+	// A user's web.clicks_dlq, then topic clicks into web.clicks.
+	rsp = f.do(t, http.MethodPost, "/v1/namespaces/web/tables", `{"name":"clicks_dlq","schema":`+badInputSchema+`}`)
+	rsp.Body.Close()
+	require.Equal(t, http.StatusOK, rsp.StatusCode)
+	em = requireErrorModel(t, f.do(t, http.MethodPost, "/management/v1/topics", `{"topic":"clicks","table":"web.clicks","format":"raw","error-mode":"dlq"}`), http.StatusConflict)
+	assert.Equal(t, spec.Conflict.Type, em.Type)
+	assert.Equal(t, "table web.clicks_dlq already exists and is not the dead letter table of topic clicks (Tarn would write the topic's bad records into it); drop it or rename it, then try again", em.Message)
+	requireErrorModel(t, f.do(t, http.MethodGet, "/management/v1/topics/clicks", ""), http.StatusNotFound)
+	rsp = f.do(t, http.MethodHead, "/v1/namespaces/web/tables/clicks", "")
+	rsp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, rsp.StatusCode, "nothing created")
+	rsp = f.do(t, http.MethodPost, "/v1/tables/rename",
+		`{"source":{"namespace":["web"],"name":"clicks_dlq"},"destination":{"namespace":["web"],"name":"old_clicks_dlq"}}`)
+	rsp.Body.Close()
+	require.Equal(t, http.StatusNoContent, rsp.StatusCode, "the user's table stays writable")
+	st := f.status(t, http.MethodPost, "/management/v1/topics", `{"topic":"clicks","table":"web.clicks","format":"raw","error-mode":"dlq"}`, http.StatusCreated)
+	assert.Equal(t, "dlq", st.Config.ErrorMode)
 }

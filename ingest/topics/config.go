@@ -92,6 +92,29 @@ func ParseTable(s string) (catalog.Ident, error) {
 	return id, nil
 }
 
+// maxTopicNameLen is Kafka's limit on a topic name (249: a partition's
+// directory name, topic-partition, must fit in 255 bytes).
+const maxTopicNameLen = 249
+
+// validTopicName checks name as Kafka does (its Topic.validate): 1 to 249
+// characters of [a-zA-Z0-9._-], neither "." nor "..". Kafka would refuse
+// any other name with INVALID_TOPIC_EXCEPTION. Errors wrap ErrInvalid.
+func validTopicName(name string) error {
+	switch {
+	case name == "" || len(name) > maxTopicNameLen:
+		return errorf(ErrInvalid, "topic %q: a Kafka topic name has 1 to %d characters", name, maxTopicNameLen)
+	case name == "." || name == "..":
+		return errorf(ErrInvalid, "topic %q: a Kafka topic name cannot be . or ..", name)
+	}
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+		if !ok {
+			return errorf(ErrInvalid, "topic %q: a Kafka topic name may hold only letters a-z and A-Z, digits, '.', '_' and '-', not %q", name, r)
+		}
+	}
+	return nil
+}
+
 // withDefaults returns c with every zero-valued optional field set.
 func (c TopicConfig) withDefaults() TopicConfig {
 	if c.Format == "" {
@@ -122,6 +145,9 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 	c = c.withDefaults()
 	if strings.TrimSpace(c.Topic) == "" {
 		return c, pipeline.Config{}, errorf(ErrInvalid, "topic is required")
+	}
+	if err := validTopicName(c.Topic); err != nil {
+		return c, pipeline.Config{}, err
 	}
 	if c.Table == "" {
 		return c, pipeline.Config{}, errorf(ErrInvalid, "table is required (namespace.name, e.g. sales.orders)")

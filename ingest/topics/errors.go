@@ -24,6 +24,9 @@ var (
 	// ErrTableTaken: the table exists and is not Tarn's for this topic, or
 	// another topic materializes into it (409).
 	ErrTableTaken = kind(catalog.ErrAlreadyExists, "table exists and is not Tarn's")
+	// ErrDLQTaken: the topic's dead letter table name (<table>_dlq) holds
+	// a table that is not the topic's own dead letter table (409).
+	ErrDLQTaken = kind(catalog.ErrConflict, "dead letter table exists and is not the topic's")
 	// ErrNotSuspended: resume of a topic that is not suspended (409).
 	ErrNotSuspended = kind(catalog.ErrConflict, "topic is not suspended")
 	// ErrUpstream: Kafka or the schema registry failed (502).

@@ -257,6 +257,9 @@ func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
 			return Status{}, errorf(ErrTableTaken, "table %s already exists and is not materialized by Tarn; choose another table", cfg.Table)
 		}
 	}
+	if err := m.checkDLQFree(ctx, cfg.Topic, pcfg.Table, !reenable); err != nil {
+		return Status{}, err
+	}
 	pcfg.Cluster = cluster
 	user, format, err := writerSchema(kctx, m.reg, pcfg)
 	if err != nil {
@@ -285,7 +288,9 @@ func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
 		m.byTable[identKey(t.ident)] = t
 		m.mu.Unlock()
 	}
-	created, err := pipeline.EnsureTable(ctx, m.deps.Catalog, m.deps.Warehouse, pcfg, user)
+	// The table's name is the topic's from here on (Owner): the create
+	// says it is the topic's own.
+	created, err := pipeline.EnsureTable(catalog.OwnerContext(ctx, cfg.Topic), m.deps.Catalog, m.deps.Warehouse, pcfg, user)
 	if err == nil {
 		err = m.putRecord(ctx, rec)
 	}
@@ -308,6 +313,47 @@ func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
 	m.log.Info("topic enabled", "topic", cfg.Topic, "table", cfg.Table, "format", cfg.Format, "start", cfg.Start,
 		"start_offsets", rec.StartOffsets, "table_created", created)
 	return m.status(ctx, t), nil
+}
+
+// checkDLQFree refuses (ErrDLQTaken) a dead letter table name of table
+// that holds a table which is not topic's own dead letter table, before
+// topic is enabled (or switched to error mode dlq): the pipeline would
+// otherwise write into it, and its offsets (tarn.kafka.offsets, of
+// another incarnation of the topic) would make the pipeline drop bad
+// records as already written, so that they end up in neither table.
+//
+// fresh is an enable of a topic without a record: every existing table
+// of that name predates the topic (or is left from a forgotten one, e.g.
+// after the topic's table was dropped), so it is never the topic's. A
+// topic with a record has reserved the name since it was enabled (see
+// catalog.Owners), so a dead letter table there is its own, unless it
+// was made before names were reserved; one without the dead letter
+// columns is refused then.
+func (m *Manager) checkDLQFree(ctx context.Context, topic string, table catalog.Ident, fresh bool) error {
+	dlq := pipeline.DLQTable(table)
+	tbl, err := m.deps.Catalog.TableIO(m.deps.Warehouse).LoadTable(ctx, append(append([]string{}, dlq.Namespace...), dlq.Name))
+	switch {
+	case errors.Is(err, catalog.ErrNoSuchTable):
+		return nil
+	case err != nil:
+		return err
+	case !fresh && isDLQShaped(tbl.Schema()):
+		return nil
+	}
+	return errorf(ErrDLQTaken,
+		"table %s already exists and is not the dead letter table of topic %s (Tarn would write the topic's bad records into it); drop it or rename it, then try again",
+		fmtTable(dlq), topic)
+}
+
+// isDLQShaped reports whether sc has the columns of a dead letter table.
+func isDLQShaped(sc *iceberg.Schema) bool {
+	for _, f := range pipeline.DLQTableSchema().Fields() {
+		got, ok := sc.FindFieldByName(f.Name)
+		if !ok || !got.Type.Equals(f.Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // writerSchema is pipeline.WriterSchema with its errors classified.
@@ -429,6 +475,11 @@ func (m *Manager) Update(ctx context.Context, topic string, p Patch) (Status, er
 	cfg, _, err = cfg.resolve()
 	if err != nil {
 		return Status{}, err
+	}
+	if cfg.ErrorMode == string(pipeline.ErrorModeDLQ) && t.rec.Config.ErrorMode != cfg.ErrorMode {
+		if err := m.checkDLQFree(ctx, topic, t.ident, false); err != nil {
+			return Status{}, err
+		}
 	}
 	if p.PartitionSpec != nil && !slices.Equal(cfg.PartitionSpec, t.rec.Config.PartitionSpec) {
 		if err := m.evolveSpec(ctx, t.ident, cfg.PartitionSpec); err != nil {

@@ -324,6 +324,11 @@ func TestEnableRefusals(t *testing.T) {
 	}{
 		{"no topic", topics.TopicConfig{Table: testTable}, topics.ErrInvalid, "topic is required"},
 		{"no table", topics.TopicConfig{Topic: testTopic}, topics.ErrInvalid, "table is required"},
+		// Kafka would answer INVALID_TOPIC_EXCEPTION (it was a 502).
+		{"topic with a space", topics.TopicConfig{Topic: "bad topic!", Table: testTable}, topics.ErrInvalid, `topic "bad topic!": a Kafka topic name may hold only`},
+		{"topic dot", topics.TopicConfig{Topic: ".", Table: testTable}, topics.ErrInvalid, "cannot be . or .."},
+		{"topic dot dot", topics.TopicConfig{Topic: "..", Table: testTable}, topics.ErrInvalid, "cannot be . or .."},
+		{"topic too long", topics.TopicConfig{Topic: strings.Repeat("t", 250), Table: testTable}, topics.ErrInvalid, "1 to 249 characters"},
 		{"table without namespace", topics.TopicConfig{Topic: testTopic, Table: "flights"}, topics.ErrInvalid, "namespace.name"},
 		{"lag too small", topics.TopicConfig{Topic: testTopic, Table: testTable, TargetLagMs: 500}, topics.ErrInvalid, "minimum 1000"},
 		{"negative file size", topics.TopicConfig{Topic: testTopic, Table: testTable, TargetFileSizeBytes: -1}, topics.ErrInvalid, "negative"},
@@ -421,10 +426,8 @@ func TestResumePastIncompatibleSchema(t *testing.T) {
 // disabled) does not forget the topic.
 func TestDLQTableOwned(t *testing.T) {
 	e := newEnv(t)
-	e.enable(nil)
+	e.enable(func(c *topics.TopicConfig) { c.ErrorMode = "dlq" })
 	dlq := catalog.Ident{Namespace: tableIdent.Namespace, Name: tableIdent.Name + "_dlq"}
-	_, err := e.cat.CreateTable(e.ctx, e.wh, dlq.Namespace, spec.CreateTableRequest{Name: dlq.Name, Schema: e.loadSchema(t)})
-	require.NoError(t, err)
 	topic, enabled, ok := e.m.Owner(dlq)
 	assert.True(t, ok)
 	assert.True(t, enabled)
@@ -432,7 +435,7 @@ func TestDLQTableOwned(t *testing.T) {
 	require.ErrorIs(t, e.cat.DropTable(e.ctx, e.wh, dlq, false), catalog.ErrTableOwned)
 	require.NoError(t, e.m.Disable(e.ctx, testTopic, false))
 	require.NoError(t, e.cat.DropTable(e.ctx, e.wh, dlq, false))
-	_, err = e.m.Get(e.ctx, testTopic)
+	_, err := e.m.Get(e.ctx, testTopic)
 	require.NoError(t, err, "the topic stays")
 	_, _, ok = e.m.Owner(catalog.Ident{Namespace: tableIdent.Namespace, Name: "_dlq"})
 	assert.False(t, ok)
