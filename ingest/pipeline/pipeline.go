@@ -78,6 +78,9 @@ type Pipeline struct {
 	// schemaID is the ID of the table schema that schemas and buf target.
 	schemaID int
 	schemas  *schemas
+	// unevolvable holds, per schema id, why the table's current schema
+	// cannot be evolved to its writer schema; reset with the schema.
+	unevolvable map[int]error
 	buf      *buffer
 	// planned is the table's next offset per partition as of the head the
 	// buffer is planned on: the Start of each partition's next range.
@@ -233,6 +236,7 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 		p.buf.release()
 	}
 	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc)
+	p.unevolvable = map[int]error{}
 	return nil
 }
 
@@ -410,8 +414,11 @@ func (p *Pipeline) take(ctx context.Context, rec *kgo.Record) (reseeked bool, er
 		return false, err
 	}
 	if rerr != nil && rerr.Kind == KindIncompatibleSchema && rerr.writer != nil {
-		reseeked, rerr, err = p.evolveFor(ctx, rec, rerr)
-		if err != nil || reseeked {
+		if cause, known := p.unevolvable[rerr.SchemaID]; known {
+			// Evolution to this schema was refused for an earlier record:
+			// do not flush and try again for every record of it.
+			rerr.Err, rerr.writer = fmt.Errorf("%s cannot be evolved into the table's schema: %w", describe(rerr.SchemaID), cause), nil
+		} else if reseeked, rerr, err = p.evolveFor(ctx, rec, rerr); err != nil || reseeked {
 			return reseeked, err
 		}
 	}
@@ -500,6 +507,9 @@ func (p *Pipeline) evolveFor(ctx context.Context, rec *kgo.Record, rerr *RecordE
 	}
 	_, err = p.evolve(ctx, rerr.writer)
 	if errors.Is(err, codec.ErrIncompatible) {
+		// Not tried again for this schema id while the table's schema
+		// stays: one commit per record of it would follow otherwise.
+		p.unevolvable[rerr.SchemaID] = err
 		rerr.Err = fmt.Errorf("%s cannot be evolved into the table's schema: %w", describe(rerr.SchemaID), err)
 		rerr.writer = nil
 		return false, rerr, nil
@@ -525,10 +535,11 @@ func (p *Pipeline) evolveFor(ctx context.Context, rec *kgo.Record, rerr *RecordE
 func (p *Pipeline) suspend(ctx context.Context, rerr *RecordError) error {
 	var reason string
 	if rerr.Kind.schemaLevel() {
-		reason = fmt.Sprintf("%s: %v; register a compatible schema, then resume; or switch error-mode to skip or dlq and resume to move past the records of %s",
-			rerr.Kind, rerr.Err, describe(rerr.SchemaID))
+		reason = fmt.Sprintf("partition %d offset %d: %s: %v; register a compatible schema, then resume; or switch error-mode to skip or dlq and resume to move past the records of %s",
+			rerr.Partition, rerr.Offset, rerr.Kind, rerr.Err, describe(rerr.SchemaID))
 	} else {
-		reason = fmt.Sprintf("bad record (%s): %v; error mode is suspend: fix or remove the record's cause, or switch the error mode to skip or dlq, then resume", rerr.Kind, rerr.Err)
+		reason = fmt.Sprintf("partition %d offset %d: bad record (%s): %v; error mode is suspend: fix or remove the record's cause, or switch the error mode to skip or dlq, then resume",
+			rerr.Partition, rerr.Offset, rerr.Kind, rerr.Err)
 	}
 	se := &SuspendedError{Partition: rerr.Partition, Offset: rerr.Offset, Kind: rerr.Kind, SchemaID: rerr.SchemaID, Reason: reason, Err: rerr}
 	if _, err := p.flush(ctx); err != nil {
