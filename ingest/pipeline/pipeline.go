@@ -373,7 +373,7 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 		}
 		if rec.Attrs.IsControl() {
 			// A transaction marker: no row, but its offset is read.
-			p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
+			p.buf.cover(rec.Partition, rec.Offset, p.planned)
 			p.next[rec.Partition] = rec.Offset + 1
 			continue
 		}
@@ -436,7 +436,7 @@ func (p *Pipeline) take(ctx context.Context, rec *kgo.Record) (reseeked bool, er
 	} else {
 		p.log.Warn("bad record skipped", "partition", rec.Partition, "offset", rec.Offset, "kind", rerr.Kind, "err", rerr.Err)
 	}
-	p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
+	p.buf.cover(rec.Partition, rec.Offset, p.planned)
 	return false, nil
 }
 
@@ -488,7 +488,7 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		}
 		return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
 	}
-	p.buf.cover(rec.Partition, rec.Offset, p.planned, time.Now())
+	p.buf.cover(rec.Partition, rec.Offset, p.planned)
 	p.buf.addKafka(rec)
 	p.held++
 	return nil, nil
