@@ -334,3 +334,54 @@ func TestTopicsAPIReservedNames(t *testing.T) {
 	st := f.status(t, http.MethodPost, "/management/v1/topics", `{"topic":"clicks","table":"web.clicks","format":"raw","error-mode":"dlq"}`, http.StatusCreated)
 	assert.Equal(t, "dlq", st.Config.ErrorMode)
 }
+
+// TestTopicsAPIWithoutKafka pins a trial failure: without --kafka-brokers
+// the 403 on an owned table said "release it first (DELETE
+// ...?release=true)", but every management route answered 503. A
+// manager without Kafka serves the routes that need no broker: list,
+// get, disable and release; enable and resume answer 503.
+func TestTopicsAPIWithoutKafka(t *testing.T) {
+	ctx := context.Background()
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "clicks"))
+	require.NoError(t, err)
+	t.Cleanup(kc.Close)
+	cat, wh, store := testserver.NewCatalog(t, t.TempDir(), nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	withKafka, err := topics.New(topics.Deps{Catalog: cat, Warehouse: wh, Store: store, Brokers: kc.ListenAddrs(), Logger: log})
+	require.NoError(t, err)
+	require.NoError(t, withKafka.Start(ctx))
+	_, err = withKafka.Enable(ctx, topics.TopicConfig{Topic: "clicks", Table: "web.clicks", Format: "raw"})
+	require.NoError(t, err)
+	require.NoError(t, withKafka.Close(ctx))
+
+	m, err := topics.New(topics.Deps{Catalog: cat, Warehouse: wh, Store: store, Logger: log})
+	require.NoError(t, err)
+	require.NoError(t, m.Start(ctx))
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	hs := httptest.NewServer(server.New(cat, server.Config{Logger: log, Topics: m}).Handler())
+	t.Cleanup(hs.Close)
+	f := &topicsFixture{url: hs.URL, store: store}
+
+	commit := `{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}`
+	em := requireErrorModel(t, f.do(t, http.MethodPost, "/v1/namespaces/web/tables/clicks", commit), http.StatusForbidden)
+	assert.Contains(t, em.Message, "release it first (DELETE /management/v1/topics/clicks?release=true)")
+
+	require.Len(t, f.list(t), 1)
+	st := f.status(t, http.MethodGet, "/management/v1/topics/clicks", "", http.StatusOK)
+	assert.Equal(t, "web.clicks", st.Table)
+	for _, r := range []struct{ method, path, body string }{
+		{http.MethodPost, "/management/v1/topics", `{"topic":"other","table":"web.other","format":"raw"}`},
+		{http.MethodPost, "/management/v1/topics/clicks/resume", ""},
+	} {
+		em := requireErrorModel(t, f.do(t, r.method, r.path, r.body), http.StatusServiceUnavailable)
+		assert.Equal(t, "ingest not configured: start tarn serve with --kafka-brokers", em.Message, r.path)
+	}
+
+	rsp := f.do(t, http.MethodDelete, "/management/v1/topics/clicks?release=true", "")
+	rsp.Body.Close()
+	require.Equal(t, http.StatusNoContent, rsp.StatusCode)
+	assert.Empty(t, f.list(t))
+	rsp = f.do(t, http.MethodPost, "/v1/namespaces/web/tables/clicks", commit)
+	rsp.Body.Close()
+	assert.Equal(t, http.StatusOK, rsp.StatusCode, "the released table is writable")
+}

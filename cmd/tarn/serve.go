@@ -198,10 +198,10 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		c.close()
 		return nil, err
 	}
-	var tm server.TopicManager
-	if mgr.Configured() {
-		tm = mgr
-	}
+	// The manager serves without Kafka too: list, status, PATCH, disable
+	// and release need no broker (so a 403 on an owned table can always be
+	// followed by a release); enable and resume answer 503.
+	var tm server.TopicManager = mgr
 	c.srv = server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm})
 	if c.l, err = net.Listen("tcp", cfg.listen); err != nil {
 		c.close()

@@ -21,6 +21,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/pipeline"
+	"github.com/tarnhq/tarn/ingest/sink"
 )
 
 // kafkaTimeout bounds each Kafka or registry request a management call
@@ -157,7 +158,17 @@ func (m *Manager) Start(ctx context.Context) error {
 		t := m.topics[name]
 		if !t.rec.Disabled && m.kcl != nil {
 			m.startLocked(t)
+			continue
 		}
+		// No pipeline reads the table's head: the status shows it.
+		head, err := m.tableHead(ctx, t.ident)
+		if err != nil {
+			m.log.Warn("read the head offsets of a topic's table", "topic", name, "table", t.rec.Config.Table, "err", err)
+			continue
+		}
+		m.mu.Lock()
+		t.head = head
+		m.mu.Unlock()
 	}
 	if m.kcl != nil {
 		m.wg.Go(m.refreshLagLoop)
@@ -356,6 +367,21 @@ func isDLQShaped(sc *iceberg.Schema) bool {
 	return true
 }
 
+// tableHead returns the next offset per partition of table id's head
+// (sink.ReadOffsets of tarn.kafka.offsets); empty for a table without
+// offsets yet. Errors: loading the table, malformed offsets.
+func (m *Manager) tableHead(ctx context.Context, id catalog.Ident) (map[int32]int64, error) {
+	tbl, err := m.deps.Catalog.TableIO(m.deps.Warehouse).LoadTable(ctx, append(append([]string{}, id.Namespace...), id.Name))
+	if err != nil {
+		return nil, err
+	}
+	o, found, err := sink.ReadOffsets(tbl.Metadata())
+	if err != nil || !found {
+		return map[int32]int64{}, err
+	}
+	return o.Next, nil
+}
+
 // writerSchema is pipeline.WriterSchema with its errors classified.
 func writerSchema(ctx context.Context, reg pipeline.Registry, pcfg pipeline.Config) (user *iceberg.Schema, format pipeline.Format, err error) {
 	sc, f, err := pipeline.WriterSchema(ctx, reg, pcfg)
@@ -516,14 +542,14 @@ func (m *Manager) Resume(ctx context.Context, topic string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	if m.kcl == nil {
+		return Status{}, ErrNotConfigured
+	}
 	m.mu.RLock()
 	st := t.statusLocked()
 	m.mu.RUnlock()
 	if st.State != StateSuspended {
 		return Status{}, errorf(ErrNotSuspended, "topic %s is %s, not suspended; only a suspended topic can be resumed", topic, st.State)
-	}
-	if m.kcl == nil {
-		return Status{}, ErrNotConfigured
 	}
 	m.stopLocked(t)
 	if err := m.passSchema(ctx, t); err != nil {

@@ -480,3 +480,38 @@ func TestFailedTopicRestarts(t *testing.T) {
 	e.waitRows(9)
 	e.waitState(topics.StateSyncing)
 }
+
+// TestDisabledStatusAfterRestart pins a trial failure: a disabled
+// topic's status showed its table's offsets and lag 0, but after a
+// restart offsets {} and lag-records the whole topic (no pipeline had
+// read the table's head). The head is loaded at Start now.
+func TestDisabledStatusAfterRestart(t *testing.T) {
+	e := newEnv(t)
+	e.enable(nil)
+	e.waitRows(int64(e.produce(30)))
+	e.eventually("lag 0", func() bool {
+		st, err := e.m.Get(e.ctx, testTopic)
+		require.NoError(t, err)
+		return st.LagRecords == 0
+	})
+	require.NoError(t, e.m.Disable(e.ctx, testTopic, false))
+	before, err := e.m.Get(e.ctx, testTopic)
+	require.NoError(t, err)
+	assert.Equal(t, map[int32]int64{0: 10, 1: 10, 2: 10}, before.Offsets)
+	assert.Zero(t, before.LagRecords)
+
+	e.stop()
+	e.start()
+	st, err := e.m.Get(e.ctx, testTopic)
+	require.NoError(t, err)
+	assert.Equal(t, topics.StateDisabled, st.State)
+	assert.Equal(t, map[int32]int64{0: 10, 1: 10, 2: 10}, st.Offsets)
+	assert.Zero(t, st.LagRecords)
+
+	// Records produced while disabled are its lag.
+	e.produce(6)
+	st, err = e.m.Get(e.ctx, testTopic)
+	require.NoError(t, err)
+	assert.EqualValues(t, 6, st.LagRecords)
+	assert.Equal(t, map[int32]int64{0: 10, 1: 10, 2: 10}, st.Offsets)
+}

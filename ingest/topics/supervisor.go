@@ -43,6 +43,10 @@ type topic struct {
 	suspended *pipeline.SuspendedError
 	// startErr is why the last pipeline could not be built; "" if it was.
 	startErr string
+	// head is the table's next offset per partition as loaded at Start,
+	// for a topic that runs no pipeline there (disabled, or no Kafka):
+	// its status and lag come from it until a pipeline runs.
+	head map[int32]int64
 	// src is the open source of the running pipeline, nil between runs.
 	src *trackedSource
 	// gaps are those of sources already closed.
@@ -224,11 +228,11 @@ func (m *Manager) refreshLag(ctx context.Context, t *topic) {
 		return
 	}
 	m.mu.RLock()
-	src, pl, topicName := t.src, t.pl, t.rec.Config.Topic
+	src, pl, topicName, head := t.src, t.pl, t.rec.Config.Topic, t.head
 	start := maps.Clone(t.rec.StartOffsets)
 	prev := t.lag
 	m.mu.RUnlock()
-	var next map[int32]int64
+	next := head
 	if pl != nil {
 		next = pl.Status().Next
 	}
