@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/spec"
 )
@@ -32,10 +33,20 @@ func accessDelegation(c echo.Context) (vend, sign bool) {
 	return vend, sign
 }
 
-// callerAccess is the access vended credentials are scoped to. Every
-// caller may write until authorization lands (then read-only principals
-// get catalog.AccessRead).
-func callerAccess(echo.Context) catalog.Access { return catalog.AccessReadWrite }
+// callerAccess is the access vended credentials for table id are scoped
+// to: read-write when the caller may write the table (always under
+// --auth none), else read-only (GetObject and ListBucket only). The
+// route itself already required read (server/auth.go).
+func (s *Server) callerAccess(c echo.Context, id catalog.Ident) (catalog.Access, error) {
+	az, err := s.authorizer(c.Request().Context())
+	if err != nil {
+		return 0, err
+	}
+	if az.Allowed(identity(c), auth.Write, auth.Table(id.Namespace, id.Name)) {
+		return catalog.AccessReadWrite, nil
+	}
+	return catalog.AccessRead, nil
+}
 
 // tableLocationOf returns the location in table metadata JSON.
 func tableLocationOf(md []byte) (string, error) {
@@ -69,7 +80,11 @@ func (s *Server) storageAccess(c echo.Context, t *catalog.Loaded) (map[string]st
 	}
 	switch {
 	case vend && wh.CanVend():
-		creds, err := wh.VendCredentials(c.Request().Context(), loc, callerAccess(c))
+		access, err := s.callerAccess(c, t.Ident)
+		if err != nil {
+			return nil, nil, err
+		}
+		creds, err := wh.VendCredentials(c.Request().Context(), loc, access)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -109,7 +124,11 @@ func (s *Server) loadCredentials(c echo.Context) error {
 	}
 	out := spec.LoadCredentialsResponse{StorageCredentials: []spec.StorageCredential{}}
 	if wh.CanVend() {
-		creds, err := wh.VendCredentials(c.Request().Context(), loc, callerAccess(c))
+		access, err := s.callerAccess(c, id)
+		if err != nil {
+			return err
+		}
+		creds, err := wh.VendCredentials(c.Request().Context(), loc, access)
 		if err != nil {
 			return err
 		}
