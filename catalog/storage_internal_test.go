@@ -1,0 +1,147 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// motoWarehouse is an S3 warehouse in a fresh bucket of the moto server
+// named by TARN_TEST_S3_ENDPOINT (internal/testmoto cannot be imported
+// here: it imports catalog), reached through endpoint (moto itself or a
+// proxy in front of it).
+func motoWarehouse(t *testing.T, endpoint string) *Warehouse {
+	t.Helper()
+	moto := os.Getenv("TARN_TEST_S3_ENDPOINT")
+	if moto == "" {
+		t.Skip("TARN_TEST_S3_ENDPOINT is not set (start scripts/moto.sh)")
+	}
+	if endpoint == "" {
+		endpoint = moto
+	}
+	bucket := "tarn-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:20]
+	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(moto), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider("AKIATEST", "test-secret", "")})
+	_, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)})
+	require.NoError(t, err)
+	wh, err := NewWarehouse("w", "s3://"+bucket+"/wh", map[string]string{PropS3Endpoint: endpoint, PropS3Region: "us-east-1",
+		PropS3AccessKeyID: "AKIATEST", PropS3SecretAccessKey: "test-secret"})
+	require.NoError(t, err)
+	return wh
+}
+
+// A data file larger than one part goes up as a multipart upload and
+// reads back intact; metadata files are never overwritten.
+func TestS3LargeFileAndConditionalWrite(t *testing.T) {
+	var mu sync.Mutex
+	var multipart int
+	var proxy *httptest.Server
+	moto := os.Getenv("TARN_TEST_S3_ENDPOINT")
+	if moto != "" {
+		u, err := url.Parse(moto)
+		require.NoError(t, err)
+		rp := httputil.NewSingleHostReverseProxy(u)
+		proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Has("uploads") {
+				mu.Lock()
+				multipart++
+				mu.Unlock()
+			}
+			rp.ServeHTTP(w, r)
+		}))
+		t.Cleanup(proxy.Close)
+	}
+	endpoint := ""
+	if proxy != nil {
+		endpoint = proxy.URL
+	}
+	wh := motoWarehouse(t, endpoint)
+	ctx := context.Background()
+	fs, err := wh.fileIO(ctx, wh.Location+"/t/data/big.parquet")
+	require.NoError(t, err)
+	big := make([]byte, 24<<20)
+	_, _ = rand.Read(big)
+	fw, err := fs.(icebergio.WriteFileIO).Create(wh.Location + "/t/data/big.parquet")
+	require.NoError(t, err)
+	_, err = io.Copy(fw, bytes.NewReader(big))
+	require.NoError(t, err)
+	require.NoError(t, fw.Close())
+	got, err := wh.Read(ctx, wh.Location+"/t/data/big.parquet")
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(big, got), "read back %d bytes", len(got))
+	mu.Lock()
+	require.GreaterOrEqual(t, multipart, 1, "a 24 MiB file is a multipart upload")
+	mu.Unlock()
+
+	loc := wh.Location + "/t/metadata/00001-x.metadata.json"
+	require.NoError(t, wh.WriteNew(ctx, loc, []byte(`{"a":1}`)))
+	require.Error(t, wh.WriteNew(ctx, loc, []byte(`{"a":2}`)), "an existing metadata file is not replaced")
+	b, err := wh.Read(ctx, loc)
+	require.NoError(t, err)
+	require.Equal(t, `{"a":1}`, string(b))
+}
+
+// Throttling (503 SlowDown) and 5xx are retried with backoff: a proxy in
+// front of moto fails the first attempt of every request once.
+func TestS3RetriesThrottlingAnd5xx(t *testing.T) {
+	moto := os.Getenv("TARN_TEST_S3_ENDPOINT")
+	if moto == "" {
+		t.Skip("TARN_TEST_S3_ENDPOINT is not set (start scripts/moto.sh)")
+	}
+	u, err := url.Parse(moto)
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	failed := 0
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k := r.Method + " " + r.URL.String()
+		mu.Lock()
+		first := !seen[k]
+		seen[k] = true
+		if first {
+			failed++
+		}
+		n := failed
+		mu.Unlock()
+		if first {
+			if n%2 == 1 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, `<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			} else {
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = io.WriteString(w, `<Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>`)
+			}
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	wh := motoWarehouse(t, proxy.URL)
+	ctx := context.Background()
+	loc := wh.Location + "/t/metadata/00000-r.metadata.json"
+	require.NoError(t, wh.WriteNew(ctx, loc, []byte(`{"retried":true}`)))
+	b, err := wh.Read(ctx, loc)
+	require.NoError(t, err)
+	require.Equal(t, `{"retried":true}`, string(b))
+	require.NoError(t, wh.Remove(ctx, loc))
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, failed, 3, "each request failed once and was retried")
+}
