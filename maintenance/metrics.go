@@ -1,6 +1,10 @@
 package maintenance
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the scheduler's Prometheus metrics (README lists them).
 // Per-table gauges are refreshed after every job on the table.
@@ -17,7 +21,8 @@ type metrics struct {
 	duration       *prometheus.HistogramVec
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics builds the metrics and registers them with reg (when not nil).
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		files: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tarn_maintenance_table_files",
 			Help: "Live data files in the table's current snapshot."}, []string{"table"}),
@@ -42,10 +47,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.01, 4, 9)}, []string{"job"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.files, m.bytes, m.snapshots, m.compacted, m.bytesRewritten, m.expired, m.orphans,
-			m.conflicts, m.failures, m.duration)
+		for _, c := range []prometheus.Collector{m.files, m.bytes, m.snapshots, m.compacted, m.bytesRewritten,
+			m.expired, m.orphans, m.conflicts, m.failures, m.duration} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("maintenance: register metrics: %w", err)
+			}
+		}
 	}
-	return m
+	return m, nil
 }
 
 // observe records one job run.

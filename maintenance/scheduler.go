@@ -125,7 +125,8 @@ type JobStatus struct {
 	Failures   int64      `json:"failures"`
 }
 
-// New returns a Scheduler; Run starts its passes. Errors: ErrInvalidConfig.
+// New returns a Scheduler; Run starts its passes. Errors: ErrInvalidConfig;
+// a metric already registered with Deps.Metrics.
 func New(cfg Config, deps Deps) (*Scheduler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -142,7 +143,11 @@ func New(cfg Config, deps Deps) (*Scheduler, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	return &Scheduler{cfg: cfg, deps: deps, log: deps.Logger, m: newMetrics(deps.Metrics),
+	m, err := newMetrics(deps.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	return &Scheduler{cfg: cfg, deps: deps, log: deps.Logger, m: m,
 		tables: map[string]*tableState{}, runLocks: map[string]*sync.Mutex{}}, nil
 }
 

@@ -48,6 +48,9 @@ type Config struct {
 	Auth *auth.Service
 	// PublicMetrics serves /metrics without a token in oauth2 mode.
 	PublicMetrics bool
+	// Maintenance serves /management/v1/maintenance; nil answers 503
+	// ("maintenance not configured").
+	Maintenance Maintainer
 }
 
 // Server serves the catalog over HTTP.
@@ -90,6 +93,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	s.managementRoutes(e.Group("/management/v1"))
 	s.authRoutes(e)
 	s.accessRoutes(e.Group("/management/v1"))
+	s.maintenanceRoutes(e.Group("/management/v1"))
 	s.ready.Store(true)
 	return s
 }

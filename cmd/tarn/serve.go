@@ -22,6 +22,7 @@ import (
 	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/server"
 )
 
@@ -47,6 +48,10 @@ type serveConfig struct {
 	kafka                  kafkaConfig
 	storage                storageConfig
 	ingestMemoryBytes      int64
+	// maintenanceInterval between maintenance passes; 0: none (runs on
+	// request only).
+	maintenanceInterval    time.Duration
+	maintenanceConcurrency int
 }
 
 func newServeCmd() *cobra.Command {
@@ -82,6 +87,8 @@ the environment, which wins over the file.`,
 	cfg.kafka.register(f)
 	cfg.storage.register(f)
 	f.Int64Var(&cfg.ingestMemoryBytes, "ingest-memory-bytes", pipeline.DefaultMemoryBytes, "bytes of records all topics may buffer together before commits are forced early (0: unlimited)")
+	f.DurationVar(&cfg.maintenanceInterval, "maintenance-interval", maintenance.DefaultInterval, "time between maintenance passes over the tables (0: only on request)")
+	f.IntVar(&cfg.maintenanceConcurrency, "maintenance-concurrency", maintenance.DefaultConcurrency, "tables maintained at the same time")
 	return cmd
 }
 
@@ -100,6 +107,9 @@ func (cfg serveConfig) validate() error {
 	}
 	if cfg.ingestMemoryBytes < 0 {
 		return fmt.Errorf("--ingest-memory-bytes must not be negative, got %d", cfg.ingestMemoryBytes)
+	}
+	if err := cfg.maintenanceConfig().Validate(); err != nil {
+		return fmt.Errorf("--maintenance-interval, --maintenance-concurrency: %w", err)
 	}
 	return cfg.kafka.validate()
 }
@@ -124,6 +134,12 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	return c.serve(ctx)
 }
 
+// maintenanceConfig is the scheduler's config of the flags.
+func (cfg serveConfig) maintenanceConfig() maintenance.Config {
+	return maintenance.Config{Interval: cfg.maintenanceInterval, Concurrency: cfg.maintenanceConcurrency,
+		Disabled: cfg.maintenanceInterval == 0}
+}
+
 // ingestDeps are the Kafka and registry connections of the topic
 // manager; no brokers means ingest is off.
 type ingestDeps struct {
@@ -142,6 +158,7 @@ type catalogServer struct {
 	store   *bolt.Store
 	cat     *catalog.Catalog
 	topics  *topics.Manager
+	maint   *maintenance.Scheduler
 	srv     *server.Server
 	l       net.Listener
 }
@@ -202,7 +219,14 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	// and release need no broker (so a 403 on an owned table can always be
 	// followed by a release); enable and resume answer 503.
 	var tm server.TopicManager = mgr
-	c.srv = server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm})
+	c.maint, err = maintenance.New(cfg.maintenanceConfig(), maintenance.Deps{Catalog: cat, Warehouse: wh, Logger: log,
+		Metrics: prometheus.DefaultRegisterer, Owned: func(id catalog.Ident) bool { _, _, ok := mgr.Owner(id); return ok }})
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	c.srv = server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm,
+		Maintenance: c.maint})
 	if c.l, err = net.Listen("tcp", cfg.listen); err != nil {
 		c.close()
 		return nil, err
@@ -218,7 +242,14 @@ func (c *catalogServer) serve(ctx context.Context) error {
 		ingest = "on"
 	}
 	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "warehouse", c.wh.Location, "ingest", ingest)
+	mctx, stopMaint := context.WithCancel(ctx)
+	maintDone := make(chan struct{})
+	go func() { defer close(maintDone); c.maint.Run(mctx) }()
 	err := c.srv.Serve(ctx, c.l)
+	// Maintenance stops first: a job's commit in flight ends with its
+	// context (its files stay orphans), and ingest then commits last.
+	stopMaint()
+	<-maintDone
 	c.stopIngest()
 	c.log.Info("tarn stopped")
 	if errors.Is(err, context.Canceled) {

@@ -1,0 +1,49 @@
+// Package maintenance keeps tables healthy in process: it compacts small
+// data files, expires snapshots, rewrites manifests and removes orphan
+// files, with iceberg-go's own operations (table/compaction and
+// Transaction.RewriteDataFiles' building blocks, ExpireSnapshots,
+// RewriteManifests, DeleteOrphanFiles), committing through
+// catalog.TableIO like every in-process writer.
+//
+// # Which tables, which jobs
+//
+// A Scheduler passes over every table of the catalog each Interval.
+// Tables Tarn owns (a topic's table and its dead letter table) are
+// maintained unless tarn.maintenance.enabled=false; other tables only
+// with tarn.maintenance.enabled=true. The policy comes from the table's
+// properties (PolicyOf; defaults in policy.go). A pass runs, per table:
+// compaction when a partition has CompactMinFiles small files; expiry
+// when snapshots are past history.expire.max-snapshot-age-ms; manifest
+// rewriting past ManifestMaxCount manifests; orphan removal once per
+// OrphanInterval. Metadata files are cleaned by the catalog on commit
+// (write.metadata.delete-after-commit.enabled, in TableDefaults) and any
+// left over by orphan removal.
+//
+// # Living with ingest
+//
+// Every snapshot a job writes carries the tarn.kafka.offsets of the head
+// it was staged on and asserts that head (assert-ref-snapshot-id), so the
+// sink's rebase rule accepts it between a batch's plan and commit
+// (ingest/sink's doc). A job that loses the race to an ingest commit
+// stages its commit again on the new head (compaction keeps the files it
+// wrote: ingest only appends), up to 10 times, then yields until the next
+// pass; ingest never waits for maintenance and never fails because of it.
+// Orphan removal never deletes a file younger than MinOrphanAge (1 h) or
+// one an in-process writer holds (catalog.Catalog.HoldFiles: a batch
+// written but not committed).
+//
+// # Concurrency
+//
+// At most Concurrency tables at once; on one table one job at a time
+// (a per-table run lock shared by passes and runs on request). Lock
+// order: a table's run lock, then Scheduler.mu, which is never held across
+// a job or a catalog call.
+//
+// File map:
+//
+//   - policy.go: table properties, defaults, TableDefaults, PolicyOf.
+//   - scheduler.go: Scheduler, Config, passes, RunJobs, Status.
+//   - job.go: Result, job names, the commit retry helpers, offsetProps.
+//   - compact.go, expire.go, manifests.go, orphans.go: one job each.
+//   - metrics.go: tarn_maintenance_* metrics.
+package maintenance
