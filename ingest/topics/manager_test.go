@@ -146,6 +146,9 @@ func TestUpdatePartitionSpec(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, spec, st.Config.PartitionSpec)
 	assert.EqualValues(t, 2000, st.Config.TargetLagMs)
+	// The restarted pipeline has not loaded the table's head yet: the
+	// status keeps the last known offsets (they were {} in the trial).
+	assert.Equal(t, map[int32]int64{0: 30, 1: 30, 2: 30}, st.Offsets)
 
 	md := e.loadTable().Metadata()
 	require.Len(t, md.PartitionSpecs(), 2)

@@ -134,7 +134,7 @@ func (t *topic) statusLocked() Status {
 		Offsets:      map[int32]int64{},
 		Gaps:         []Gap{},
 	}
-	if t.pl == nil && t.head != nil {
+	if t.head != nil {
 		st.Offsets = maps.Clone(t.head)
 	}
 	if t.pl != nil {

@@ -43,9 +43,10 @@ type topic struct {
 	suspended *pipeline.SuspendedError
 	// startErr is why the last pipeline could not be built; "" if it was.
 	startErr string
-	// head is the table's next offset per partition as loaded at Start,
-	// for a topic that runs no pipeline there (disabled, or no Kafka):
-	// its status and lag come from it until a pipeline runs.
+	// head is the table's last known next offset per partition: loaded
+	// at Start for a topic that runs no pipeline (disabled, or no Kafka),
+	// and kept from the previous pipeline at a restart. Status and lag
+	// use it until the current pipeline has loaded the table's head.
 	head map[int32]int64
 	// src is the open source of the running pipeline, nil between runs.
 	src *trackedSource
@@ -158,6 +159,9 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			if t.pl != nil {
+				if n := t.pl.Status().Next; n != nil {
+					t.head = n
+				}
 				var kind pipeline.ErrorKind
 				if t.suspended != nil {
 					kind = t.suspended.Kind
@@ -234,7 +238,9 @@ func (m *Manager) refreshLag(ctx context.Context, t *topic) {
 	m.mu.RUnlock()
 	next := head
 	if pl != nil {
-		next = pl.Status().Next
+		if n := pl.Status().Next; n != nil {
+			next = n
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, lagTimeout)
 	defer cancel()
