@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +107,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	f.StringVar(&cfg.Table, "table", "", "Iceberg table, namespace.name (created; required)")
 	f.StringVar(&cfg.Format, "format", "", "auto (default), avro, protobuf, json-schema, json or raw")
 	f.StringVar(&cfg.ErrorMode, "error-mode", "", "suspend (default), skip or dlq")
-	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp); "" alone: unpartitioned)`)
+	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp); "" or [] alone: unpartitioned)`)
 	f.Int64Var(&cfg.TargetLagMs, "target-lag-ms", 0, "freshness target in ms (default 10000, at least 1000)")
 	f.Int64Var(&cfg.TargetFileSizeBytes, "target-file-size-bytes", 0, "flush at this buffered size (default 134217728)")
 	f.StringVar(&cfg.Start, "start", "", "earliest (default) or latest")
@@ -116,10 +117,13 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 }
 
 // partitionSpecFlag reads --partition-spec values: a single empty value
-// means unpartitioned.
+// or [] means unpartitioned, as partition-spec [] does in the API.
 func partitionSpecFlag(v []string) []string {
-	if len(v) == 1 && strings.TrimSpace(v[0]) == "" {
-		return []string{}
+	if len(v) == 1 {
+		switch s := strings.TrimSpace(v[0]); s {
+		case "", "[]", `""`, "''":
+			return []string{}
+		}
 	}
 	return v
 }
@@ -203,7 +207,7 @@ func (c *topicsClient) updateCmd() *cobra.Command {
 	f.Int64Var(&lag, "target-lag-ms", 0, "freshness target in ms (at least 1000)")
 	f.Int64Var(&size, "target-file-size-bytes", 0, "flush at this buffered size")
 	f.StringVar(&mode, "error-mode", "", "suspend, skip or dlq")
-	f.StringArrayVar(&specs, "partition-spec", nil, `partition field, repeatable; the new spec of the table ("" alone: unpartitioned)`)
+	f.StringArrayVar(&specs, "partition-spec", nil, `partition field, repeatable; the new spec of the table ("" or [] alone: unpartitioned)`)
 	return cmd
 }
 
@@ -318,17 +322,45 @@ func (c *topicsClient) printStatus(w io.Writer, st topics.Status) error {
 	line("files", strconv.FormatInt(st.Files, 10))
 	line("commits", strconv.FormatInt(st.Commits, 10))
 	line("commit conflicts", strconv.FormatInt(st.CommitConflicts, 10))
+	line("buffered rows", strconv.Itoa(int(st.BufferedRows)))
 	line("errors", fmtErrors(st.Errors))
-	for _, g := range st.Gaps {
-		line("gap", fmt.Sprintf("partition %d offsets %d-%d (%s)", g.Partition, g.FirstMissingOffset, g.LastMissingOffset, g.Cause))
+	if len(st.Gaps) == 0 {
+		line("gaps", "none")
 	}
+	for _, g := range st.Gaps {
+		line("gap", fmt.Sprintf("partition %d offsets %d-%d (%s, detected %s)", g.Partition, g.FirstMissingOffset, g.LastMissingOffset, g.Cause, fmtTime(&g.Detected)))
+	}
+	line("offsets", fmtOffsets(st.Offsets))
+	line("start offsets", fmtOffsets(st.StartOffsets))
+	line("cluster", st.Cluster)
 	line("format", st.Config.Format)
 	line("error mode", st.Config.ErrorMode)
-	line("partition spec", strings.Join(st.Config.PartitionSpec, ", "))
+	ps := strings.Join(st.Config.PartitionSpec, ", ")
+	if len(st.Config.PartitionSpec) == 0 {
+		ps = "unpartitioned"
+	}
+	line("partition spec", ps)
 	line("target lag", fmt.Sprintf("%d ms", st.Config.TargetLagMs))
 	line("target file size", fmt.Sprintf("%d bytes", st.Config.TargetFileSizeBytes))
 	line("start", st.Config.Start)
 	return tw.Flush()
+}
+
+// fmtOffsets prints partition=offset pairs by partition, "-" for none.
+func fmtOffsets(m map[int32]int64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	ps := make([]int32, 0, len(m))
+	for p := range m {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	parts := make([]string, 0, len(ps))
+	for _, p := range ps {
+		parts = append(parts, fmt.Sprintf("%d=%d", p, m[p]))
+	}
+	return strings.Join(parts, " ")
 }
 
 func sumErrors(m map[string]int64) int64 {

@@ -131,6 +131,16 @@ func TestTopicsCLI(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "skip")
 	assert.Contains(t, out, "2000 ms")
+	assert.Regexp(t, `(?m)^offsets:\s+\d=200$`, out, "all 200 in one partition (sticky partitioner)")
+	assert.Regexp(t, `(?m)^start offsets:\s+0=0 1=0 2=0$`, out)
+	assert.Regexp(t, `(?m)^buffered rows:\s+0$`, out)
+	assert.Regexp(t, `(?m)^gaps:\s+none$`, out)
+
+	// --partition-spec '[]' is unpartitioned, as [] is in the API (it was
+	// "no column []").
+	out, errOut, code = runTopics(t, env, "update", demo.Topic, "--partition-spec", "[]")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `(?m)^partition spec:\s+unpartitioned$`, out)
 
 	// Errors: the ErrorModel's message, exit 1.
 	_, errOut, code = runTopics(t, env, "resume", demo.Topic)
