@@ -219,8 +219,8 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 			return one(auth.Drop, t, err)
 		}
 	case "/namespaces/:namespace/tables/:table/credentials":
-		// Storage credentials for the table's files: read. (Credentials
-		// are not yet narrowed to read-only for read-only callers.)
+		// Storage credentials for the table's files: read (callerAccess
+		// narrows them to read-only without write).
 		t, err := obj("table", auth.Table)
 		return one(auth.Read, t, err)
 	case "/namespaces/:namespace/tables/:table/sign":
@@ -281,6 +281,15 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		return nil, nil // the handler reports the bad table name
 	case "/management/v1/topics/:topic", "/management/v1/topics/:topic/resume":
 		return one(auth.Manage, s.topicNamespace(c), nil)
+	case "/management/v1/maintenance/run":
+		var req RunMaintenanceRequest
+		if err := peekBody(c, &req); err != nil {
+			return nil, err
+		}
+		if id, err := ParseTableName(req.Table); err == nil {
+			return one(auth.Manage, auth.Table(id.Namespace, id.Name), nil)
+		}
+		return nil, nil // the handler reports the bad table name
 	}
 	if strings.HasPrefix(route, "/management/v1/principals") || strings.HasPrefix(route, "/management/v1/roles") ||
 		strings.HasPrefix(route, "/management/v1/grants") {

@@ -263,6 +263,8 @@ func allRoutes(t *testing.T, e *authEnv) []route {
 		route{method: "GET", path: "/management/v1/grants"},
 		route{method: "POST", path: "/management/v1/grants", body: `{"role":"admins","privilege":"manage","on":{"type":"catalog"}}`},
 		route{method: "POST", path: "/management/v1/grants/revoke", body: `{"role":"admins","privilege":"read","on":{"type":"catalog"}}`},
+		route{method: "GET", path: "/management/v1/maintenance"},
+		route{method: "POST", path: "/management/v1/maintenance/run", body: `{"table":"sales.orders","jobs":["expire-snapshots"]}`},
 		route{method: "GET", path: "/metrics"},
 	)
 	return out

@@ -38,7 +38,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newDemoCmd(), newTopicsCmd(), newMaintenanceCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newDemoCmd(), newTopicsCmd(), newPrincipalsCmd(), newRolesCmd(), newGrantsCmd(), newMaintenanceCmd(), newVersionCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "tarn:", err)
 		os.Exit(1)

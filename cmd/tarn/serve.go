@@ -52,6 +52,7 @@ type serveConfig struct {
 	// request only).
 	maintenanceInterval    time.Duration
 	maintenanceConcurrency int
+	auth                   authConfig
 }
 
 func newServeCmd() *cobra.Command {
@@ -89,6 +90,7 @@ the environment, which wins over the file.`,
 	f.Int64Var(&cfg.ingestMemoryBytes, "ingest-memory-bytes", pipeline.DefaultMemoryBytes, "bytes of records all topics may buffer together before commits are forced early (0: unlimited)")
 	f.DurationVar(&cfg.maintenanceInterval, "maintenance-interval", maintenance.DefaultInterval, "time between maintenance passes over the tables (0: only on request)")
 	f.IntVar(&cfg.maintenanceConcurrency, "maintenance-concurrency", maintenance.DefaultConcurrency, "tables maintained at the same time")
+	cfg.auth.register(f)
 	return cmd
 }
 
@@ -110,6 +112,9 @@ func (cfg serveConfig) validate() error {
 	}
 	if err := cfg.maintenanceConfig().Validate(); err != nil {
 		return fmt.Errorf("--maintenance-interval, --maintenance-concurrency: %w", err)
+	}
+	if err := cfg.auth.validate(cfg.listen); err != nil {
+		return err
 	}
 	return cfg.kafka.validate()
 }
@@ -161,6 +166,9 @@ type catalogServer struct {
 	maint   *maintenance.Scheduler
 	srv     *server.Server
 	l       net.Listener
+	// authMode and tls are logged at start.
+	authMode string
+	tls      bool
 }
 
 // openCatalog validates cfg, installs its logger as slog's default, opens
@@ -225,12 +233,23 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		c.close()
 		return nil, err
 	}
+	authSvc, err := cfg.auth.service(context.Background(), dataDir, store, os.Stdout)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	c.authMode = cfg.auth.modeName()
 	c.srv = server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm,
-		Maintenance: c.maint})
+		Maintenance: c.maint, Auth: authSvc, PublicMetrics: cfg.auth.publicMetrics})
 	if c.l, err = net.Listen("tcp", cfg.listen); err != nil {
 		c.close()
 		return nil, err
 	}
+	if c.l, err = cfg.auth.listener(c.l); err != nil {
+		c.close()
+		return nil, err
+	}
+	c.tls = cfg.auth.tlsCert != ""
 	return c, nil
 }
 
@@ -241,7 +260,7 @@ func (c *catalogServer) serve(ctx context.Context) error {
 	if c.topics.Configured() {
 		ingest = "on"
 	}
-	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "warehouse", c.wh.Location, "ingest", ingest)
+	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "warehouse", c.wh.Location, "ingest", ingest, "auth", c.authMode, "tls", c.tls)
 	mctx, stopMaint := context.WithCancel(ctx)
 	maintDone := make(chan struct{})
 	go func() { defer close(maintDone); c.maint.Run(mctx) }()

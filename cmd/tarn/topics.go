@@ -36,6 +36,7 @@ type topicsClient struct {
 	server string
 	output string
 	hc     *http.Client
+	auth   clientAuth
 }
 
 func newTopicsCmd() *cobra.Command {
@@ -53,6 +54,11 @@ tables, through its management API (/management/v1/topics) at --server
 				}
 			}
 			c.server = strings.TrimSuffix(c.server, "/")
+			hc, err := c.auth.resolve(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			c.hc = hc
 			switch c.output {
 			case "table", "json":
 				return nil
@@ -63,6 +69,7 @@ tables, through its management API (/management/v1/topics) at --server
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&c.server, "server", defaultServer, "Tarn server URL (env TARN_SERVER)")
 	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")
+	c.auth.register(pf)
 	cmd.AddCommand(c.enableCmd(), c.listCmd(), c.statusCmd(), c.updateCmd(), c.resumeCmd(), c.disableCmd())
 	return cmd
 }
@@ -270,6 +277,9 @@ func (c *topicsClient) call(ctx context.Context, method, path string, body, out 
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if err := c.auth.apply(ctx, c.hc, c.server, req); err != nil {
+		return err
 	}
 	rsp, err := c.hc.Do(req)
 	if err != nil {
