@@ -96,3 +96,27 @@ func TestServeS3Warehouses(t *testing.T) {
 		require.NotContains(t, logs, s)
 	}
 }
+
+// TestServeS3CredentialsFromAWSChain: without --s3-access-key-id, Tarn
+// uses the standard AWS chain (here its environment variables) for its
+// own S3 access, and STS from the standard AWS_ENDPOINT_URL_STS.
+func TestServeS3CredentialsFromAWSChain(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	bucket := testmoto.NewBucket(t, ep)
+	dir := t.TempDir()
+	p := startTarn(t, cleanEnv(
+		"TARN_S3_ENDPOINT="+ep, "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=AKIAFROMENV", "AWS_SECRET_ACCESS_KEY=env-secret-never-logged",
+		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true",
+		"TARN_S3_ROLE_ARN="+testmoto.RoleARN, "AWS_ENDPOINT_URL_STS="+ep,
+	), "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--warehouse", "s3://"+bucket+"/wh")
+	mustCall(t, http.MethodPost, p.URL+"/v1/namespaces", map[string]any{"namespace": []string{"envns"}}, 200)
+	schema := map[string]any{"type": "struct", "schema-id": 0, "fields": []any{map[string]any{"id": 1, "name": "id", "type": "long", "required": true}}}
+	mustCall(t, http.MethodPost, p.URL+"/v1/namespaces/envns/tables", map[string]any{"name": "t", "schema": schema}, 200)
+	require.Len(t, testmoto.Keys(t, ep, bucket, "wh/envns/"), 1)
+	b := mustCall(t, http.MethodGet, p.URL+"/v1/namespaces/envns/tables/t/credentials", nil, 200)
+	require.Contains(t, string(b), "s3.session-token")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, p.wait(t, shutdownDeadline))
+	require.NotContains(t, p.Stderr(), "env-secret-never-logged")
+}
