@@ -47,7 +47,9 @@
 // every REST write) never waits for an enable. Lock order: op, then mu,
 // then a pipeline's or source's own lock (Status, Gaps), which never call
 // back. Supervisors take mu, never op: stopLocked waits for a supervisor
-// while holding op, which is safe for that reason.
+// while holding op, which is safe for that reason. A pipeline's logger
+// (errcount.go) takes mu from the pipeline's goroutine: the pipeline
+// logs its bad records outside its own lock, so the order holds.
 //
 // File map:
 //
@@ -58,6 +60,7 @@
 //   - supervisor.go: the per-topic run loop, backoff, the source opener,
 //     lag.
 //   - status.go: [Status], [State], [Gap], counters across pipelines.
+//   - errcount.go: bad records counted once each, off the pipelines' log.
 //   - partition.go: partition spec evolution (Update).
 //   - metrics.go: the per-topic Prometheus collector.
 //   - errors.go: sentinels.

@@ -55,8 +55,9 @@ type Status struct {
 	// CommitConflicts counts batches dropped because another writer had
 	// committed their offsets, or whose commit outcome was unknown.
 	CommitConflicts int64 `json:"commit-conflicts"`
-	// Errors counts bad records by kind (pipeline.ErrorKind). The record a
-	// topic suspended at counts once, however often it is read again.
+	// Errors counts bad records by kind (pipeline.ErrorKind), each record
+	// once however often it is read again (after a restart, a resume, a
+	// failed commit), since Tarn started.
 	Errors map[string]int64 `json:"errors"`
 	// Gaps are offsets Kafka no longer had when Tarn came to read them.
 	Gaps []Gap `json:"gaps"`
@@ -86,17 +87,16 @@ func gapOf(g source.Gap) Gap {
 }
 
 // counters are what a topic's earlier pipelines counted: each start
-// builds a new pipeline.Pipeline, whose counters begin at zero.
+// builds a new pipeline.Pipeline, whose counters begin at zero. Bad
+// records are not summed from the pipelines, which count a record again
+// each time they read it: see errcount.go.
 type counters struct {
 	rows, bytes, files, commits, stale int64
 	lastCommit                         time.Time
-	errors                             map[string]int64
 }
 
-// add adds st's counters. A pipeline that ended suspended counted the
-// record it stopped at; that record is read again by the next pipeline
-// (which counts it if it is still bad), so it is not carried over.
-func (c *counters) add(st pipeline.Status, suspendedKind pipeline.ErrorKind) {
+// add adds st's counters.
+func (c *counters) add(st pipeline.Status) {
 	c.rows += st.Rows
 	c.bytes += st.Bytes
 	c.files += st.Files
@@ -105,25 +105,12 @@ func (c *counters) add(st pipeline.Status, suspendedKind pipeline.ErrorKind) {
 	if st.LastCommit.After(c.lastCommit) {
 		c.lastCommit = st.LastCommit
 	}
-	if c.errors == nil {
-		c.errors = map[string]int64{}
-	}
-	for k, n := range st.Errors {
-		c.errors[string(k)] += n
-	}
-	if suspendedKind != "" && c.errors[string(suspendedKind)] > 0 {
-		c.errors[string(suspendedKind)]--
-		if c.errors[string(suspendedKind)] == 0 {
-			delete(c.errors, string(suspendedKind))
-		}
-	}
 }
 
 // statusLocked builds t's status from its record, counters, current
 // pipeline and cached lag; m.mu is held.
 func (t *topic) statusLocked() Status {
 	c := t.base
-	c.errors = maps.Clone(t.base.errors)
 	st := Status{
 		Topic:        t.rec.Config.Topic,
 		Table:        t.rec.Config.Table,
@@ -139,7 +126,7 @@ func (t *topic) statusLocked() Status {
 	}
 	if t.pl != nil {
 		ps := t.pl.Status()
-		c.add(ps, "")
+		c.add(ps)
 		st.State, st.Reason = State(ps.State), ps.Reason
 		st.BufferedRows = int64(ps.BufferedRows)
 		if ps.Next != nil {
@@ -157,7 +144,7 @@ func (t *topic) statusLocked() Status {
 		lc := c.lastCommit
 		st.LastCommit = &lc
 	}
-	st.Errors = c.errors
+	st.Errors = maps.Clone(t.errs)
 	if st.Errors == nil {
 		st.Errors = map[string]int64{}
 	}

@@ -3,6 +3,7 @@ package topics
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"time"
@@ -36,8 +37,14 @@ type topic struct {
 
 	// pl is the current (or last) pipeline; nil before the first start.
 	pl *pipeline.Pipeline
-	// base holds the counters of earlier pipelines.
+	// base holds the counters of earlier pipelines (not their errors).
 	base counters
+	// errs counts bad records by kind, each once (errcount.go); errMarks
+	// is the last offset counted per partition and kind.
+	errs     map[string]int64
+	errMarks map[errMarkKey]int64
+	// log is the pipelines' logger, which counts their bad records.
+	log *slog.Logger
 	// suspended is the error the current pipeline suspended with, nil if
 	// it did not.
 	suspended *pipeline.SuspendedError
@@ -113,6 +120,7 @@ func (m *Manager) supervise(ctx context.Context, t *topic) {
 			}
 			var se *pipeline.SuspendedError
 			if errors.As(err, &se) {
+				m.countBad(t, se.Partition, se.Offset, string(se.Kind))
 				m.mu.Lock()
 				t.suspended = se
 				m.mu.Unlock()
@@ -139,9 +147,13 @@ func (m *Manager) supervise(ctx context.Context, t *topic) {
 // newPipeline builds t's next pipeline from its record, carrying the
 // counters of the previous one.
 func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
-	m.mu.RLock()
+	m.mu.Lock()
 	rec := t.rec
-	m.mu.RUnlock()
+	if t.log == nil {
+		t.log = slog.New(&errTap{next: m.log.Handler(), m: m, t: t})
+	}
+	log := t.log
+	m.mu.Unlock()
 	_, pcfg, err := rec.Config.resolve()
 	if err == nil {
 		pcfg.Cluster = rec.Cluster
@@ -152,7 +164,7 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 			Tables:     m.deps.Catalog.TableIO(m.deps.Warehouse),
 			Registry:   m.reg,
 			OpenSource: m.openSource(t),
-			Logger:     m.log,
+			Logger:     log,
 			Budget:     m.deps.Budget,
 		})
 		if err == nil {
@@ -162,11 +174,7 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 				if n := t.pl.Status().Next; n != nil {
 					t.head = n
 				}
-				var kind pipeline.ErrorKind
-				if t.suspended != nil {
-					kind = t.suspended.Kind
-				}
-				t.base.add(t.pl.Status(), kind)
+				t.base.add(t.pl.Status())
 			}
 			t.pl, t.suspended, t.startErr = pl, nil, ""
 			return pl, nil
