@@ -15,4 +15,4 @@ USER nonroot:nonroot
 VOLUME /var/lib/tarn
 EXPOSE 8181
 ENTRYPOINT ["/usr/local/bin/tarn"]
-CMD ["serve", "--listen", "0.0.0.0:8181", "--data-dir", "/var/lib/tarn"]
+CMD ["serve", "--listen", "0.0.0.0:8181", "--insecure-no-auth", "--data-dir", "/var/lib/tarn"]

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/tarnhq/tarn/auth"
+	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/internal/testserver"
 	"github.com/tarnhq/tarn/server"
@@ -71,6 +72,7 @@ type authEnv struct {
 	key    *auth.SigningKey
 	topics *stubTopics
 	logs   *bytes.Buffer
+	cat    *catalog.Catalog
 }
 
 func newAuthEnv(t *testing.T) *authEnv {
@@ -89,7 +91,7 @@ func newAuthEnv(t *testing.T) *authEnv {
 	tm := &stubTopics{}
 	hs := httptest.NewServer(server.New(cat, server.Config{Logger: log, Auth: svc, Topics: tm}).Handler())
 	t.Cleanup(hs.Close)
-	return &authEnv{url: hs.URL, svc: svc, key: key, topics: tm, logs: logs}
+	return &authEnv{url: hs.URL, svc: svc, key: key, topics: tm, logs: logs, cat: cat}
 }
 
 // lockedWriter serializes writes to a buffer shared by handlers.
@@ -548,4 +550,22 @@ func TestAuthNoneModeUnchanged(t *testing.T) {
 	require.NoError(t, err)
 	rsp.Body.Close()
 	assert.Equal(t, http.StatusNotFound, rsp.StatusCode)
+}
+
+// TestAuthOwnedTableRefusedWhateverGrants: a table a topic owns refuses
+// external commits (403) even to root, who may do anything else; reads
+// still work.
+func TestAuthOwnedTableRefusedWhateverGrants(t *testing.T) {
+	e := newAuthEnv(t)
+	e.seed(t)
+	owners := &fakeOwners{owned: map[string]bool{}}
+	e.cat.SetOwners(owners)
+	owners.set("sales.orders", true, true)
+	root := e.tokenFor(t, "root", rootSecret)
+	before := e.must(t, root, http.StatusOK, http.MethodGet, "/v1/namespaces/sales/tables/orders", "").Body
+	r := e.must(t, root, http.StatusForbidden, http.MethodPost, "/v1/namespaces/sales/tables/orders",
+		`{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}`)
+	assert.Equal(t, "ForbiddenException", decodeJSON[spec.ErrorResponse](t, r).Error.Type)
+	after := e.must(t, root, http.StatusOK, http.MethodGet, "/v1/namespaces/sales/tables/orders", "").Body
+	assert.Equal(t, string(before), string(after))
 }

@@ -5,6 +5,7 @@ Environment (set by conformance/run, or by hand):
   TARN_WAREHOUSE   file:// URI of the server's warehouse directory (required by
                    the tests that look at files on disk)
   TARN_TOKEN       optional bearer token, passed to pyiceberg as `token`
+  TARN_CREDENTIAL  optional id:secret, passed to pyiceberg as `credential`
   TARN_PURGE_WAIT_SECONDS
                    how long a purge may take to remove files (default 30;
                    the spec allows a server to purge asynchronously)
@@ -69,6 +70,8 @@ def new_catalog(name: str = "tarn") -> RestCatalog:
     props = {"uri": env_uri()}
     if token := os.environ.get("TARN_TOKEN"):
         props["token"] = token
+    if credential := os.environ.get("TARN_CREDENTIAL"):
+        props["credential"] = credential  # a token from Tarn's /v1/oauth/tokens
     return RestCatalog(name, **props)
 
 
