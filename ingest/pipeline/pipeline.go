@@ -55,6 +55,12 @@ type Deps struct {
 	// Logger receives commits (debug), skipped records, re-seeks and
 	// suspensions; slog.Default() if nil.
 	Logger *slog.Logger
+	// OnBadRecord, if set, is called from Run's goroutine for every bad
+	// record the pipeline takes (skipped, written to the dead letter
+	// table) and for the one a suspension stops at, in offset order per
+	// partition. A record read again (after a re-seek or in a later Run)
+	// is reported again: the caller dedupes by partition and offset.
+	OnBadRecord func(RecordError)
 	// Budget is the process-wide budget for buffered records, shared by
 	// all pipelines (see Budget for the policy); nil is unlimited.
 	Budget *Budget
@@ -426,6 +432,9 @@ func (p *Pipeline) take(ctx context.Context, rec *kgo.Record) (reseeked bool, er
 		return false, nil
 	}
 	p.update(func(st *Status) { st.Errors[rerr.Kind]++ })
+	if p.deps.OnBadRecord != nil {
+		p.deps.OnBadRecord(*rerr)
+	}
 	if p.cfg.ErrorMode == ErrorModeSuspend || (rerr.Kind.schemaLevel() && !slices.Contains(p.cfg.BadSchemaIDs, rerr.SchemaID)) {
 		return false, p.suspend(ctx, rerr)
 	}

@@ -47,9 +47,9 @@
 // every REST write) never waits for an enable. Lock order: op, then mu,
 // then a pipeline's or source's own lock (Status, Gaps), which never call
 // back. Supervisors take mu, never op: stopLocked waits for a supervisor
-// while holding op, which is safe for that reason. A pipeline's logger
-// (errcount.go) takes mu from the pipeline's goroutine: the pipeline
-// logs its bad records outside its own lock, so the order holds.
+// while holding op, which is safe for that reason. A pipeline's OnBadRecord
+// hook (errcount.go) takes mu from the pipeline's goroutine: the pipeline
+// calls it outside its own lock, so the order holds.
 //
 // File map:
 //
@@ -60,7 +60,7 @@
 //   - supervisor.go: the per-topic run loop, backoff, the source opener,
 //     lag.
 //   - status.go: [Status], [State], [Gap], counters across pipelines.
-//   - errcount.go: bad records counted once each, off the pipelines' log.
+//   - errcount.go: bad records counted once each (pipeline.Deps.OnBadRecord).
 //   - partition.go: partition spec evolution (Update).
 //   - metrics.go: the per-topic Prometheus collector.
 //   - errors.go: sentinels.

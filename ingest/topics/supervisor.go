@@ -3,7 +3,6 @@ package topics
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"time"
@@ -43,8 +42,6 @@ type topic struct {
 	// is the last offset counted per partition and kind.
 	errs     map[string]int64
 	errMarks map[errMarkKey]int64
-	// log is the pipelines' logger, which counts their bad records.
-	log *slog.Logger
 	// suspended is the error the current pipeline suspended with, nil if
 	// it did not.
 	suspended *pipeline.SuspendedError
@@ -120,7 +117,6 @@ func (m *Manager) supervise(ctx context.Context, t *topic) {
 			}
 			var se *pipeline.SuspendedError
 			if errors.As(err, &se) {
-				m.countBad(t, se.Partition, se.Offset, string(se.Kind))
 				m.mu.Lock()
 				t.suspended = se
 				m.mu.Unlock()
@@ -149,10 +145,6 @@ func (m *Manager) supervise(ctx context.Context, t *topic) {
 func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 	m.mu.Lock()
 	rec := t.rec
-	if t.log == nil {
-		t.log = slog.New(&errTap{next: m.log.Handler(), m: m, t: t})
-	}
-	log := t.log
 	m.mu.Unlock()
 	_, pcfg, err := rec.Config.resolve()
 	if err == nil {
@@ -164,8 +156,11 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 			Tables:     m.deps.Catalog.TableIO(m.deps.Warehouse),
 			Registry:   m.reg,
 			OpenSource: m.openSource(t),
-			Logger:     log,
+			Logger:     m.log,
 			Budget:     m.deps.Budget,
+			OnBadRecord: func(r pipeline.RecordError) {
+				m.countBad(t, r.Partition, r.Offset, string(r.Kind))
+			},
 		})
 		if err == nil {
 			m.mu.Lock()
