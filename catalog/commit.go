@@ -35,11 +35,12 @@ type TableCommit struct {
 //
 // Errors: ErrNoSuchTable; ErrCommitFailed (a requirement failed; 409);
 // ErrInvalidArgument (an update cannot be applied; 400);
-// ErrTableOwnedForbidden (a topic owns the table, see Owners; 403);
-// ErrCommitStateUnknown (the store failed in a way that leaves the outcome
-// unknown; 500).
+// ErrTableOwnedForbidden (a topic owns the table, see Owners; 403) —
+// except for a commit that only sets or removes maintenance's tunable
+// properties (tunable.go); ErrCommitStateUnknown (the store failed in a
+// way that leaves the outcome unknown; 500).
 func (c *Catalog) CommitTable(ctx context.Context, wh *Warehouse, tc TableCommit) (*Loaded, error) {
-	if err := c.checkWritable(tc.Ident, "commit to"); err != nil {
+	if err := c.checkWritable(tc.Ident, "commit to"); err != nil && !tunableOnly(tc.Updates) {
 		return nil, err
 	}
 	return c.commitTable(ctx, wh, tc)
