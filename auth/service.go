@@ -44,8 +44,8 @@ func NewService(cfg Config) (*Service, error) {
 	if cfg.TokenLifetime == 0 {
 		cfg.TokenLifetime = DefaultTokenLifetime
 	}
-	if cfg.TokenLifetime < time.Minute {
-		return nil, fmt.Errorf("%w: token lifetime must be at least 1m, got %s", ErrInvalidArgument, cfg.TokenLifetime)
+	if cfg.TokenLifetime < MinTokenLifetime {
+		return nil, fmt.Errorf("%w: token lifetime must be at least %s, got %s", ErrInvalidArgument, MinTokenLifetime, cfg.TokenLifetime)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

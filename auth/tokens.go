@@ -22,6 +22,12 @@ const (
 	audience = "tarn"
 	// leeway absorbs clock skew between Tarn and external issuers.
 	leeway = 30 * time.Second
+	// ownLeeway is the skew allowed on Tarn's own tokens, issued and
+	// checked by the same clock (or replicas' synchronized ones).
+	ownLeeway = 2 * time.Second
+	// MinTokenLifetime bounds --auth-token-lifetime from below: shorter
+	// tokens would expire while a client is still using a fresh one.
+	MinTokenLifetime = 10 * time.Second
 )
 
 // tokenClaims are the claims of a token Tarn issues.
@@ -58,7 +64,7 @@ func (k *SigningKey) verify(issuer, raw string) (*tokenClaims, error) {
 		}
 		return &k.priv.PublicKey, nil
 	}, jwt.WithValidMethods([]string{"ES256"}), jwt.WithIssuer(issuer), jwt.WithAudience(audience),
-		jwt.WithExpirationRequired(), jwt.WithLeeway(leeway))
+		jwt.WithExpirationRequired(), jwt.WithLeeway(ownLeeway))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTokenInvalid, err)
 	}

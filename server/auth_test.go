@@ -19,6 +19,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/catalogtest"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
@@ -568,4 +569,17 @@ func TestAuthOwnedTableRefusedWhateverGrants(t *testing.T) {
 	assert.Equal(t, "ForbiddenException", decodeJSON[spec.ErrorResponse](t, r).Error.Type)
 	after := e.must(t, root, http.StatusOK, http.MethodGet, "/v1/namespaces/sales/tables/orders", "").Body
 	assert.Equal(t, string(before), string(after))
+}
+
+// TestIcebergGoCatalogConformanceOAuth2 runs iceberg-go's shared catalog
+// suite (catalog/catalogtest) through its REST client with
+// credential=root:secret against Tarn in oauth2 mode: the catalog core
+// behaves the same behind tokens.
+func TestIcebergGoCatalogConformanceOAuth2(t *testing.T) {
+	catalogtest.RunCatalogTests(t, catalogtest.Config{
+		SupportsNamespaceProperties: true,
+		NewCatalog: func(t *testing.T) icecat.Catalog {
+			return newAuthEnv(t).restClient(t, "root:"+rootSecret)
+		},
+	})
 }

@@ -51,7 +51,7 @@ func (a *authConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&a.tlsCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with; needs --tls-key")
 	f.StringVar(&a.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&a.issuer, "auth-issuer", auth.DefaultIssuer, "iss of the tokens Tarn issues")
-	f.DurationVar(&a.tokenLifetime, "auth-token-lifetime", auth.DefaultTokenLifetime, "lifetime of issued tokens (at least 1m)")
+	f.DurationVar(&a.tokenLifetime, "auth-token-lifetime", auth.DefaultTokenLifetime, "lifetime of issued tokens (at least 10s)")
 	f.BoolVar(&a.publicMetrics, "auth-public-metrics", false, "serve /metrics without a token in oauth2 mode")
 	f.StringVar(&a.oidcIssuer, "oidc-issuer", "", "external OpenID Connect issuer URL whose JWTs are accepted (discovery and JWKS)")
 	f.StringVar(&a.oidcAudience, "oidc-audience", "", "required aud of --oidc-issuer's tokens (not checked when empty)")

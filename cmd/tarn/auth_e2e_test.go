@@ -140,10 +140,16 @@ func TestAuthEnginesE2E(t *testing.T) {
 	run("token", tr.AccessToken, "ext")
 	run("credential", os.Getenv("LOADER_CRED"), "local")
 
-	// The provider's token is refused once Tarn no longer trusts the issuer.
+	// The provider's token is refused once Tarn no longer trusts the
+	// issuer. With 10 s tokens pyiceberg outlives its token mid-run, gets
+	// a 401, fetches a new one with its credential and carries on.
 	require.NoError(t, p.cmd.Process.Kill())
 	<-p.done
-	p = startTarn(t, cleanEnv("TARN_ROOT_CREDENTIAL=root:root-secret"), "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--auth", "oauth2")
+	p = startTarn(t, cleanEnv("TARN_ROOT_CREDENTIAL=root:root-secret"), "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+		"--auth", "oauth2", "--auth-token-lifetime", "10s")
+	t.Setenv("AUTH_CHECK_SLEEP_SECONDS", "14")
+	run("credential", os.Getenv("LOADER_CRED"), "local")
+	assert.Contains(t, p.Stderr(), `"status":401`, "pyiceberg's token expired during the run and was replaced")
 	req, _ := http.NewRequest(http.MethodGet, p.URL+"/v1/config", nil)
 	req.Header.Set("Authorization", "Bearer "+tr.AccessToken)
 	rsp, err = http.DefaultClient.Do(req)
