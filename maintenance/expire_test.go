@@ -80,3 +80,40 @@ func TestExpireKeepsRefsAndDeletesExpiredFiles(t *testing.T) {
 	require.True(t, found)
 	require.Equal(t, h.next, o.Next[0])
 }
+
+// An idle partition (nothing new for longer than the snapshot retention),
+// then compaction and expiry, then a restart: the head alone still has
+// the idle partition's position (every maintenance snapshot carries the
+// cumulative offsets), so nothing is read again and nothing duplicated.
+func TestExpiryKeepsIdlePartitionPosition(t *testing.T) {
+	h := newHarness(t, map[string]string{table.MaxSnapshotAgeMsKey: "1000", table.MinSnapshotsToKeepKey: "1",
+		maintenance.CompactMinFilesProperty: "2"})
+	require.NoError(t, h.sink.Commit(h.ctx, h.batchOn(1, 7))) // partition 1 at 7, then idle
+	h.ingest(5, 10)                                          // partition 0 only
+	time.Sleep(1100 * time.Millisecond)
+
+	require.Empty(t, h.run(maintenance.JobCompact).Skipped)
+	r := h.run(maintenance.JobExpire)
+	require.Empty(t, r.Skipped)
+	require.Equal(t, 6, r.SnapshotsExpired, "every snapshot but the compaction's head")
+	tbl := h.load()
+	require.Len(t, tbl.Metadata().Snapshots(), 1)
+
+	// A restart: a new sink knows both partitions from the head alone.
+	s2, err := sink.Open(h.ctx, h.tio, sink.Config{Table: h.ident, Cluster: testCluster, Topic: testTopic})
+	require.NoError(t, err)
+	head, err := s2.Head(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[int32]int64{0: 50, 1: 7}, head.Next)
+
+	// Partition 1 resumes at 7: its rows are in the table once.
+	h.sink = s2
+	require.NoError(t, h.sink.Commit(h.ctx, h.batchOn(1, 3)))
+	res, err := h.load().Scan().ToArrowTable(h.ctx)
+	require.NoError(t, err)
+	defer res.Release()
+	require.EqualValues(t, 50+10, res.NumRows())
+	o, _, err := sink.ReadOffsets(h.load().Metadata())
+	require.NoError(t, err)
+	require.Equal(t, map[int32]int64{0: 50, 1: 10}, o.Next)
+}

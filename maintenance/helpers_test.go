@@ -84,9 +84,15 @@ func newHarness(t *testing.T, props map[string]string) *harness {
 // alternate A and B, distance is the offset.
 func (h *harness) batch(n int) sink.Batch {
 	h.t.Helper()
+	return h.batchOn(0, n)
+}
+
+// batchOn is batch for Kafka partition p.
+func (h *harness) batchOn(p int32, n int) sink.Batch {
+	h.t.Helper()
 	head, err := h.sink.Head(h.ctx)
 	require.NoError(h.t, err)
-	start := head.Next[0]
+	start := head.Next[p]
 	sc, err := table.SchemaToArrowSchema(testSchema, nil, true, false)
 	require.NoError(h.t, err)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
@@ -94,14 +100,14 @@ func (h *harness) batch(n int) sink.Batch {
 	kb := b.Field(0).(*array.StructBuilder)
 	for off := start; off < start+int64(n); off++ {
 		kb.Append(true)
-		kb.FieldBuilder(0).(*array.Int32Builder).Append(0)
+		kb.FieldBuilder(0).(*array.Int32Builder).Append(p)
 		kb.FieldBuilder(1).(*array.Int64Builder).Append(off)
 		b.Field(1).(*array.StringBuilder).Append([]string{"A", "B"}[off%2])
 		b.Field(2).(*array.Int64Builder).Append(off)
 	}
 	rec := b.NewRecordBatch()
 	h.t.Cleanup(rec.Release)
-	return sink.Batch{Records: []arrow.RecordBatch{rec}, Ranges: map[int32]sink.Range{0: {Start: start, End: start + int64(n)}}}
+	return sink.Batch{Records: []arrow.RecordBatch{rec}, Ranges: map[int32]sink.Range{p: {Start: start, End: start + int64(n)}}}
 }
 
 // ingest commits batches of n rows through the sink, one snapshot each.
