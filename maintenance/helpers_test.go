@@ -47,7 +47,7 @@ var tableIdent = catalog.Ident{Namespace: catalog.Namespace{"air"}, Name: "fligh
 // partitioned by origin), a sink writing it as a topic's pipeline would,
 // and a maintenance scheduler over the catalog that treats it as owned.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	cat   *catalog.Catalog
 	wh    *catalog.Warehouse
@@ -61,7 +61,7 @@ type harness struct {
 	sum  int64
 }
 
-func newHarness(t *testing.T, props map[string]string) *harness {
+func newHarness(t testing.TB, props map[string]string) *harness {
 	t.Helper()
 	ctx := context.Background()
 	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
