@@ -122,3 +122,15 @@ def test_lists_show_only_granted(spark):
 def test_wrong_secret_cannot_connect(spark):
     with pytest.raises(Exception, match="(?i)invalid_client|NotAuthorized|unknown client|401"):
         spark.sql("SHOW NAMESPACES IN bad").collect()
+
+
+def test_survives_token_expiry(spark):
+    """The server's tokens live 30 s (conformance/spark-oauth2/token-lifetime);
+    Spark's REST client refreshes its token (token exchange) and keeps working."""
+    import time
+
+    spark.sql(f"CREATE TABLE tarn.{RW}.long_run (id bigint) USING iceberg")
+    for i in range(3):
+        spark.sql(f"INSERT INTO tarn.{RW}.long_run VALUES ({i})")
+        time.sleep(20)
+    assert spark.sql(f"SELECT count(*) FROM tarn.{RW}.long_run").collect()[0][0] == 3
