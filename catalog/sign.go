@@ -105,9 +105,35 @@ func (w *Warehouse) SignS3Request(ctx context.Context, tableLocation string, req
 	return out, nil
 }
 
+// signQueryParams are the query parameters a signed request may carry:
+// those Iceberg's S3FileIO (AWS SDK v2), pyiceberg (pyarrow, s3fs) and
+// iceberg-go send for GetObject, HeadObject, PutObject, DeleteObject,
+// multipart uploads, ListObjectsV2 and DeleteObjects. Any other (a
+// sub-resource such as ?acl, ?tagging, ?restore, ?select, ?versioning,
+// ?policy, or versionId, which the vended session policy does not allow
+// either) is refused, as is any parameter given twice.
+var signQueryParams = map[string]bool{
+	"x-id": true,
+	// object level: multipart uploads
+	"uploads": true, "uploadId": true, "partNumber": true,
+	// bucket level: ListObjectsV2, DeleteObjects
+	"list-type": true, "prefix": true, "continuation-token": true, "delimiter": true,
+	"max-keys": true, "start-after": true, "encoding-type": true, "fetch-owner": true,
+	"delete": true,
+}
+
+// signObjectParams are those of signQueryParams allowed on an object
+// (not bucket-level) request.
+var signObjectParams = map[string]bool{"x-id": true, "uploads": true, "uploadId": true, "partNumber": true}
+
+// headerCopySource is S3's CopyObject / UploadPartCopy source header.
+const headerCopySource = "x-amz-copy-source"
+
 // checkSignTarget refuses a request that is not for the warehouse's store
-// or not confined to tableLocation. It fails closed: a request shape it
-// does not understand is refused.
+// or not confined to tableLocation: its URI's bucket and key, its query
+// parameters (signQueryParams), a copy source header (the source must lie
+// inside the table's location too) and canned ACL headers. It fails
+// closed: a request shape it does not understand is refused.
 func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, tableLocation string) error {
 	bucket, key, err := s.bucketKey(u)
 	if err != nil {
@@ -117,12 +143,25 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, tableL
 	if err != nil || table.Host != bucket {
 		return Errorf(ErrSignOutsideLocation, "%s is not in the table's bucket", req.URI)
 	}
-	inside := func(k string) bool {
-		loc := "s3://" + bucket + "/" + k
-		if _, err := parseLocation(loc); err != nil {
-			return false
+	inside := func(k string) bool { return keyInside(bucket, k, tableLocation) }
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return Errorf(ErrSignOutsideLocation, "%s: query cannot be checked: %v", req.URI, err)
+	}
+	for name, vs := range q {
+		allowed := signQueryParams
+		if key != "" {
+			allowed = signObjectParams
 		}
-		return within(loc, tableLocation)
+		if !allowed[name] {
+			return Errorf(ErrSignOutsideLocation, "%s: query parameter %q is not allowed", req.URI, name)
+		}
+		if len(vs) > 1 {
+			return Errorf(ErrSignOutsideLocation, "%s: query parameter %q is repeated", req.URI, name)
+		}
+	}
+	if err := checkSignHeaders(req, bucket, key, inside); err != nil {
+		return err
 	}
 	if key != "" {
 		if !inside(key) {
@@ -130,9 +169,8 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, tableL
 		}
 		return nil
 	}
-	q := u.Query()
 	switch {
-	case (req.Method == http.MethodGet || req.Method == http.MethodHead) && q.Has("prefix"):
+	case (req.Method == http.MethodGet || req.Method == http.MethodHead) && q.Has("prefix") && !q.Has("delete") && !q.Has("uploads"):
 		p := q.Get("prefix")
 		if strings.TrimSuffix("s3://"+bucket+"/"+p, "/") == strings.TrimSuffix(tableLocation, "/") || inside(p) {
 			return nil
@@ -154,6 +192,75 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, tableL
 		return nil
 	}
 	return Errorf(ErrSignOutsideLocation, "%s %s is a bucket-level request outside the table's location", req.Method, req.URI)
+}
+
+// checkSignHeaders checks the headers that widen what a signed request
+// does: x-amz-copy-source (CopyObject, UploadPartCopy) must name one
+// object inside the table's location, on a PUT of an object; x-amz-acl
+// may only keep objects private; x-amz-grant-* is refused.
+func checkSignHeaders(req spec.RemoteSignRequest, bucket, key string, inside func(string) bool) error {
+	for name, vs := range req.Headers {
+		lname := strings.ToLower(name)
+		switch {
+		case lname == headerCopySource:
+			if req.Method != http.MethodPut || key == "" || len(vs) != 1 {
+				return Errorf(ErrSignOutsideLocation, "%s: only one copy source, on a PUT of an object, can be signed", headerCopySource)
+			}
+			if !copySourceInside(vs[0], bucket, inside) {
+				return Errorf(ErrSignOutsideLocation, "%s %q is outside the table's location", headerCopySource, vs[0])
+			}
+		case strings.HasPrefix(lname, headerCopySource+"-if-"), lname == headerCopySource+"-range":
+		case strings.HasPrefix(lname, headerCopySource):
+			// x-amz-copy-source-server-side-encryption-customer-* and any
+			// later variant: not something Iceberg sends.
+			return Errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
+		case lname == "x-amz-acl":
+			for _, v := range vs {
+				switch strings.TrimSpace(v) {
+				case "private", "bucket-owner-full-control", "bucket-owner-read":
+				default:
+					return Errorf(ErrSignOutsideLocation, "x-amz-acl %q cannot be signed", v)
+				}
+			}
+		case strings.HasPrefix(lname, "x-amz-grant-"):
+			return Errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
+		}
+	}
+	return nil
+}
+
+// copySourceInside reports whether an x-amz-copy-source value
+// ("[/]bucket/key[?versionId=v]", URL-encoded) names an object of bucket
+// inside the table's location. An access point or ARN source, a version
+// (the session policy does not allow s3:GetObjectVersion) or a key that
+// does not decode is not.
+func copySourceInside(v, bucket string, inside func(string) bool) bool {
+	v = strings.TrimSpace(v)
+	if strings.Contains(v, "?") {
+		return false
+	}
+	dec, err := url.PathUnescape(v)
+	if err != nil || strings.HasPrefix(dec, "arn:") {
+		return false
+	}
+	b, k, ok := strings.Cut(strings.TrimPrefix(dec, "/"), "/")
+	return ok && b == bucket && k != "" && inside(k)
+}
+
+// keyInside reports whether object key of bucket lies strictly inside
+// tableLocation: no '.' or '..' segment (raw, or once more decoded as
+// parseLocation does), and the table's location as a prefix.
+func keyInside(bucket, key, tableLocation string) bool {
+	for _, seg := range strings.Split(key, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	loc := "s3://" + bucket + "/" + key
+	if _, err := parseLocation(loc); err != nil {
+		return false
+	}
+	return within(loc, tableLocation)
 }
 
 // bucketKey splits an S3 request URL into bucket and (decoded) key,

@@ -282,3 +282,68 @@ func TestS3DataAndPurge(t *testing.T) {
 	require.Eventually(t, func() bool { return len(testmoto.Keys(t, ep, bucket, key+"/")) == 0 }, 10*time.Second, 50*time.Millisecond,
 		"purge leaves nothing under %s", tbl.Location())
 }
+
+// TestS3RemoteSigningCopySource: a CopyObject whose destination is inside
+// the table but whose source is in another bucket (or another table) is
+// refused with 403 and the secret object is not copied; a copy inside the
+// table is signed and moto performs it; ?acl and ?tagging are refused.
+func TestS3RemoteSigningCopySource(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	ctx := context.Background()
+	s := startS3Server(t, nil)
+	created := s.createTable(t, "copy", "t", map[string]string{"X-Iceberg-Access-Delegation": "remote-signing"})
+	loc := tableLocation(t, created)
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
+	other := testmoto.NewBucket(t, ep)
+	admin := testmoto.Client(ep)
+	require.NoError(t, testmoto.Put(ctx, admin, other, "secret.txt", []byte("top secret")))
+	require.NoError(t, testmoto.Put(ctx, admin, bucket, key+"/data/a.bin", []byte("mine")))
+	require.NoError(t, testmoto.Put(ctx, admin, bucket, "wh/copy/other-table/x.bin", []byte("theirs")))
+
+	sign := func(method, uri string, hdr map[string][]string) (int, []byte) {
+		return s.do(t, http.MethodPost, "/v1/default/namespaces/copy/tables/t/sign", spec.RemoteSignRequest{
+			Region: testmoto.Region, Method: method, URI: uri, Headers: hdr}, nil)
+	}
+	dst := ep + "/" + bucket + "/" + key + "/data/stolen.bin"
+	for _, src := range []string{"/" + other + "/secret.txt", other + "/secret.txt", "/" + bucket + "/wh/copy/other-table/x.bin",
+		"/" + bucket + "/" + key + "/../other-table/x.bin", "/" + bucket + "/" + key + "%2F..%2Fother-table%2Fx.bin"} {
+		st, b := sign(http.MethodPut, dst, map[string][]string{"x-amz-copy-source": {src}})
+		require.Equal(t, http.StatusForbidden, st, src)
+		require.Contains(t, string(b), "ForbiddenException", src)
+		st, b = sign(http.MethodPut, dst+"?partNumber=1&uploadId=u", map[string][]string{"X-Amz-Copy-Source": {src}})
+		require.Equal(t, http.StatusForbidden, st, src)
+		require.Contains(t, string(b), "ForbiddenException", src)
+	}
+	_, err := testmoto.Get(ctx, admin, bucket, key+"/data/stolen.bin")
+	require.Error(t, err)
+
+	// A copy inside the table is signed and moto accepts the signature.
+	st, b := sign(http.MethodPut, ep+"/"+bucket+"/"+key+"/data/b.bin",
+		map[string][]string{"x-amz-copy-source": {"/" + bucket + "/" + key + "/data/a.bin"}})
+	require.Equal(t, http.StatusOK, st, string(b))
+	var res spec.RemoteSignResult
+	require.NoError(t, json.Unmarshal(b, &res))
+	req, err := http.NewRequest(http.MethodPut, res.URI, nil)
+	require.NoError(t, err)
+	for k, vs := range res.Headers {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	got, err := testmoto.Get(ctx, admin, bucket, key+"/data/b.bin")
+	require.NoError(t, err)
+	require.Equal(t, "mine", string(got))
+
+	for _, q := range []string{"?acl", "?tagging", "?restore", "?select&select-type=2", "?versionId=1"} {
+		st, b := sign(http.MethodPut, ep+"/"+bucket+"/"+key+"/data/a.bin"+q, map[string][]string{})
+		require.Equal(t, http.StatusForbidden, st, q)
+		require.Contains(t, string(b), "ForbiddenException", q)
+	}
+	st, b = sign(http.MethodGet, ep+"/"+bucket+"?list-type=2&prefix="+key+"/&prefix=wh/", map[string][]string{})
+	require.Equal(t, http.StatusForbidden, st, string(b))
+}
