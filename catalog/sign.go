@@ -36,10 +36,18 @@ func (w *Warehouse) CanSign() bool { return w.s3 != nil }
 // ErrSignOutsideLocation (403). The result's headers are the request's
 // plus Authorization, X-Amz-Date, X-Amz-Content-Sha256 and, for
 // temporary credentials, X-Amz-Security-Token. Errors: ErrInvalidArgument
-// for a malformed request; ErrUnsupported for a warehouse that is not S3.
+// for a malformed request or a table location outside this warehouse (a
+// table of another warehouse); ErrUnsupported for a warehouse that is not
+// S3.
 func (w *Warehouse) SignS3Request(ctx context.Context, tableLocation string, req spec.RemoteSignRequest) (*spec.RemoteSignResult, error) {
 	if w.s3 == nil {
 		return nil, Errorf(ErrUnsupported, "warehouse %s is not in S3: nothing to sign", w.Name)
+	}
+	// A table of another warehouse (reached through the wrong prefix) is
+	// refused as loadTable's vending and /credentials refuse it: its
+	// objects are not this warehouse's to sign for.
+	if err := w.checkLocation("table location", strings.TrimSuffix(tableLocation, "/")+"/x"); err != nil {
+		return nil, err
 	}
 	if req.Provider != "" && req.Provider != "s3" {
 		return nil, Errorf(ErrInvalidArgument, "provider %q is not supported (only s3)", req.Provider)

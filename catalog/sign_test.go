@@ -182,3 +182,18 @@ func TestSignS3RequestQueryAllowList(t *testing.T) {
 	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"x-amz-acl": {"public-read"}}), catalog.ErrForbidden)
 	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"X-Amz-Grant-Read": {"uri=http://acs.amazonaws.com/groups/global/AllUsers"}}), catalog.ErrForbidden)
 }
+
+// A table of another warehouse (signing through the wrong prefix) is not
+// signed with this warehouse's keys, even in the same bucket: 400 as
+// VendCredentials (loadTable with vended-credentials, /credentials).
+func TestSignS3RequestOtherWarehouse(t *testing.T) {
+	wh := signingWarehouse(t) // s3://bkt/wh
+	for _, loc := range []string{"s3://bkt/analytics/an/events2-1", "s3://bkt/wh2/t-1", "s3://other/wh/t-1", "s3://bkt/wh/../analytics/t"} {
+		_, err := wh.SignS3Request(context.Background(), loc, spec.RemoteSignRequest{
+			Region: "us-east-1", Method: "GET", URI: "http://127.0.0.1:9000/" + strings.TrimPrefix(loc, "s3://") + "/data/x",
+			Headers: map[string][]string{}})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, loc)
+		_, verr := wh.VendCredentials(context.Background(), loc, catalog.AccessRead)
+		require.ErrorIs(t, verr, catalog.ErrInvalidArgument, loc)
+	}
+}

@@ -347,3 +347,51 @@ func TestS3RemoteSigningCopySource(t *testing.T) {
 	st, b = sign(http.MethodGet, ep+"/"+bucket+"?list-type=2&prefix="+key+"/&prefix=wh/", map[string][]string{})
 	require.Equal(t, http.StatusForbidden, st, string(b))
 }
+
+// TestS3SignWrongWarehousePrefix: a table of warehouse analytics is not
+// signed through the default prefix with the default warehouse's keys (nor
+// the reverse): 400, as loadTable with vended-credentials and /credentials
+// answer for the same wrong prefix; through its own prefix it is signed.
+func TestS3SignWrongWarehousePrefix(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	role := map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN}
+	def := testmoto.Warehouse(t, ep, catalog.DefaultWarehouse, role)
+	an := testmoto.Warehouse(t, ep, "analytics", role)
+	store, err := bolt.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{def, an}})
+	require.NoError(t, err)
+	hs := httptest.NewServer(server.New(cat, server.Config{}).Handler())
+	t.Cleanup(hs.Close)
+	s := &s3Server{url: hs.URL, wh: def, logs: &syncBuffer{}}
+
+	st, b := s.do(t, http.MethodPost, "/v1/namespaces", spec.CreateNamespaceRequest{Namespace: []string{"an"}}, nil)
+	require.Equal(t, http.StatusOK, st, string(b))
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	locs := map[string]string{}
+	for _, tc := range []struct{ prefix, table string }{{"analytics", "events2"}, {"default", "events1"}} {
+		st, b := s.do(t, http.MethodPost, "/v1/"+tc.prefix+"/namespaces/an/tables", spec.CreateTableRequest{Name: tc.table, Schema: schema}, nil)
+		require.Equal(t, http.StatusOK, st, string(b))
+		var lt spec.LoadTableResult
+		require.NoError(t, json.Unmarshal(b, &lt))
+		locs[tc.table] = tableLocation(t, lt)
+	}
+	uriOf := func(loc string) string { return ep + "/" + strings.TrimPrefix(loc, "s3://") + "/data/x.parquet" }
+	for _, tc := range []struct{ wrong, right, table string }{{"default", "analytics", "events2"}, {"analytics", "default", "events1"}} {
+		signReq := spec.RemoteSignRequest{Region: testmoto.Region, Method: http.MethodGet, URI: uriOf(locs[tc.table]), Headers: map[string][]string{}}
+		base := "/v1/" + tc.wrong + "/namespaces/an/tables/" + tc.table
+		st, b := s.do(t, http.MethodPost, base+"/sign", signReq, nil)
+		require.Equal(t, http.StatusBadRequest, st, string(b))
+		require.Contains(t, string(b), "IllegalArgumentException")
+		require.Contains(t, string(b), "outside warehouse")
+		require.NotContains(t, string(b), "Authorization")
+		lst, lb := s.do(t, http.MethodGet, base, nil, vendHeader)
+		require.Equal(t, lst, st, string(lb))
+		cst, cb := s.do(t, http.MethodGet, base+"/credentials", nil, nil)
+		require.Equal(t, cst, st, string(cb))
+
+		st, b = s.do(t, http.MethodPost, "/v1/"+tc.right+"/namespaces/an/tables/"+tc.table+"/sign", signReq, nil)
+		require.Equal(t, http.StatusOK, st, string(b))
+	}
+}
