@@ -2,7 +2,9 @@ package maintenance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/apache/iceberg-go/table"
 )
@@ -47,6 +49,12 @@ func expire(ctx context.Context, t *target) (Result, error) {
 		case err == nil:
 			res.SnapshotsExpired = before - len(next.Metadata().Snapshots())
 			return res, nil
+		case next != nil && onlyNotExist(err):
+			// Committed; the files left to delete were gone already (a
+			// compaction's replace snapshot lists the files it rewrote as
+			// deleted, and an earlier expiry removed them): done.
+			res.SnapshotsExpired = before - len(next.Metadata().Snapshots())
+			return res, nil
 		case next != nil:
 			// Committed; a post-commit file deletion failed. What stays is
 			// left to orphan removal.
@@ -62,4 +70,25 @@ func expire(ctx context.Context, t *target) (Result, error) {
 			return res, err
 		}
 	}
+}
+
+// onlyNotExist reports whether err (possibly wrapping an errors.Join of
+// several) is made only of fs.ErrNotExist errors: files already gone.
+func onlyNotExist(err error) bool {
+	switch x := err.(type) {
+	case nil:
+		return false
+	case interface{ Unwrap() []error }:
+		for _, e := range x.Unwrap() {
+			if !onlyNotExist(e) {
+				return false
+			}
+		}
+		return true
+	case interface{ Unwrap() error }:
+		if inner := x.Unwrap(); inner != nil {
+			return onlyNotExist(inner)
+		}
+	}
+	return errors.Is(err, fs.ErrNotExist)
 }

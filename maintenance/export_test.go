@@ -1,0 +1,4 @@
+package maintenance
+
+// OnlyNotExistForTest exposes onlyNotExist to the external tests.
+var OnlyNotExistForTest = onlyNotExist
