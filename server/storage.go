@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -64,6 +65,12 @@ func tableLocationOf(md []byte) (string, error) {
 // `storage-credentials` and `config` (for clients that read only
 // `config`); else with `remote-signing` asked, the signer settings. A
 // file:// warehouse gets an empty config.
+//
+// When STS fails (catalog.ErrVending) after createTable or registerTable
+// committed the table, the response is still 200, with the table and
+// without credentials (the failure is logged): a 503 would leave the table
+// created and the client's retry would get 409. loadTable, stage-create
+// (nothing committed) and /credentials answer 503.
 func (s *Server) storageAccess(c echo.Context, t *catalog.Loaded) (map[string]string, []spec.StorageCredential, error) {
 	wh, err := s.warehouse(c)
 	if err != nil {
@@ -85,6 +92,15 @@ func (s *Server) storageAccess(c echo.Context, t *catalog.Loaded) (map[string]st
 			return nil, nil, err
 		}
 		creds, err := wh.VendCredentials(c.Request().Context(), loc, access)
+		if err != nil && committedNow(c, t) && errors.Is(err, catalog.ErrVending) {
+			// The table is already committed: failing the request would
+			// leave it created, and the client's retry would get 409.
+			// Answer with the table and no credentials instead; the
+			// client asks GET .../credentials (or loadTable) again.
+			s.log.WarnContext(c.Request().Context(), "table committed without vended credentials",
+				"table", t.Ident.String(), "error", err.Error())
+			return cfg, nil, nil
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -104,6 +120,13 @@ func (s *Server) storageAccess(c echo.Context, t *catalog.Loaded) (map[string]st
 		cfg["s3.signer.endpoint"] = ep
 	}
 	return cfg, nil, nil
+}
+
+// committedNow reports whether t was committed by this request: a
+// createTable or registerTable (POST) that is not a stage-create (which
+// has no metadata location).
+func committedNow(c echo.Context, t *catalog.Loaded) bool {
+	return c.Request().Method == http.MethodPost && t.MetadataLocation != ""
 }
 
 // loadCredentials serves GET .../tables/{table}/credentials: fresh vended

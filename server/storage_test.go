@@ -395,3 +395,49 @@ func TestS3SignWrongWarehousePrefix(t *testing.T) {
 		require.Equal(t, http.StatusOK, st, string(b))
 	}
 }
+
+// TestS3CreateTableVendingFails: with an STS that fails, createTable asked
+// for vended-credentials still answers 200 with the table it committed and
+// no credentials (a 503 left the table created and the retry got 409); the
+// table is loadable, a retry is 409 as for any existing table, and
+// loadTable / GET .../credentials with vending answer 503. A stage-create
+// (nothing committed) answers 503 too.
+func TestS3CreateTableVendingFails(t *testing.T) {
+	var calls int
+	var mu sync.Mutex
+	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `<ErrorResponse><Error><Type>Receiver</Type><Code>ServiceUnavailable</Code><Message>sts is down</Message></Error><RequestId>r</RequestId></ErrorResponse>`)
+	}))
+	t.Cleanup(stub.Close)
+	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: stub.URL})
+	created := s.createTable(t, "stsdown", "t", vendHeader)
+	require.Empty(t, created.StorageCredentials)
+	require.Empty(t, created.Config["s3.access-key-id"])
+	require.Empty(t, created.Config["s3.session-token"])
+	require.NotEmpty(t, tableLocation(t, created))
+	mu.Lock()
+	require.Positive(t, calls)
+	mu.Unlock()
+	require.Contains(t, s.logs.String(), "table committed without vended credentials")
+
+	st, b := s.do(t, http.MethodGet, "/v1/namespaces/stsdown/tables/t", nil, nil)
+	require.Equal(t, http.StatusOK, st, string(b))
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	st, b = s.do(t, http.MethodPost, "/v1/namespaces/stsdown/tables", spec.CreateTableRequest{Name: "t", Schema: schema}, vendHeader)
+	require.Equal(t, http.StatusConflict, st, string(b))
+	for _, path := range []string{"/v1/namespaces/stsdown/tables/t", "/v1/namespaces/stsdown/tables/t/credentials"} {
+		st, b = s.do(t, http.MethodGet, path, nil, vendHeader)
+		require.Equal(t, http.StatusServiceUnavailable, st, path+": "+string(b))
+		require.Contains(t, string(b), "ServiceUnavailable", path)
+	}
+	st, b = s.do(t, http.MethodPost, "/v1/namespaces/stsdown/tables", spec.CreateTableRequest{Name: "staged", Schema: schema, StageCreate: true}, vendHeader)
+	require.Equal(t, http.StatusServiceUnavailable, st, string(b))
+	st, _ = s.do(t, http.MethodGet, "/v1/namespaces/stsdown/tables/staged", nil, nil)
+	require.Equal(t, http.StatusNotFound, st)
+	require.NotContains(t, s.logs.String(), testmoto.SecretAccessKey)
+}
