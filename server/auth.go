@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
+	"regexp"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -192,13 +194,34 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		if m == http.MethodGet {
 			return one(visible, n, err) // entries filtered by visibleIdents
 		}
-		return one(auth.Create, n, err)
+		if err != nil {
+			return nil, err
+		}
+		checks := []check{{auth.Create, n}}
+		if route == "/namespaces/:namespace/tables" {
+			// createTable and stage-create with an explicit location.
+			var req struct {
+				Location string `json:"location"`
+			}
+			if err := peekBody(c, &req); err != nil {
+				return nil, err
+			}
+			if req.Location != "" && s.locationNeedsManage(c, n.Namespace, req.Location, true) {
+				checks = append(checks, check{auth.Manage, auth.Catalog()})
+			}
+		}
+		return checks, nil
 	case "/namespaces/:namespace/register", "/namespaces/:namespace/register-view":
 		n, err := ns()
 		if err != nil {
 			return nil, err
 		}
-		checks := []check{{auth.Create, n}}
+		// Registering adopts a metadata file the caller names, whose
+		// table location (inside the file) may be any other table's:
+		// with create alone a principal could read a table it may not
+		// by registering that table's metadata in its own namespace.
+		// So registering needs manage on the catalog too.
+		checks := []check{{auth.Create, n}, {auth.Manage, auth.Catalog()}}
 		var req spec.RegisterTableRequest
 		if err := peekBody(c, &req); err == nil && req.Overwrite && route == "/namespaces/:namespace/register" {
 			checks = append(checks, check{auth.Write, auth.Table(n.Namespace, req.Name)}, check{auth.Drop, auth.Table(n.Namespace, req.Name)})
@@ -214,7 +237,16 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		case http.MethodGet, http.MethodHead:
 			return one(auth.Read, t, err)
 		case http.MethodPost:
-			return one(auth.Write, t, err)
+			if err != nil || param != "table" {
+				return one(auth.Write, t, err)
+			}
+			var req struct {
+				Updates []locationUpdate `json:"updates"`
+			}
+			if err := peekBody(c, &req); err != nil {
+				return nil, err
+			}
+			return append([]check{{auth.Write, t}}, s.setLocationChecks(c, t.Namespace, req.Updates)...), nil
 		case http.MethodDelete:
 			return one(auth.Drop, t, err)
 		}
@@ -253,6 +285,7 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		var req struct {
 			TableChanges []struct {
 				Identifier *spec.TableIdentifier `json:"identifier"`
+				Updates    []locationUpdate      `json:"updates"`
 			} `json:"table-changes"`
 		}
 		if err := peekBody(c, &req); err != nil {
@@ -262,6 +295,7 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		for _, ch := range req.TableChanges {
 			if ch.Identifier != nil {
 				checks = append(checks, check{auth.Write, auth.Table(ch.Identifier.Namespace, ch.Identifier.Name)})
+				checks = append(checks, s.setLocationChecks(c, ch.Identifier.Namespace, ch.Updates)...)
 			}
 		}
 		return checks, nil
@@ -296,6 +330,66 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		return one(auth.Manage, auth.Catalog(), nil)
 	}
 	return one(auth.Manage, auth.Catalog(), nil)
+}
+
+// locationUpdate is the part of a table update that can move it.
+type locationUpdate struct {
+	Action   string `json:"action"`
+	Location string `json:"location"`
+}
+
+// setLocationChecks asks manage on the catalog when updates set a
+// table of namespace ns to a location outside ns's own directory.
+func (s *Server) setLocationChecks(c echo.Context, ns []string, updates []locationUpdate) []check {
+	for _, u := range updates {
+		if u.Action == "set-location" && s.locationNeedsManage(c, ns, u.Location, false) {
+			return []check{{auth.Manage, auth.Catalog()}}
+		}
+	}
+	return nil
+}
+
+// nsLevel is a namespace level that is its own directory name: the
+// catalog's pathSegment leaves it unchanged (other levels are rewritten,
+// and two namespaces could share a directory).
+var nsLevel = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// locationNeedsManage reports whether a client-chosen table location
+// (createTable's or stage-create's "location", a set-location update)
+// needs manage on the catalog: it does unless it lies strictly under
+// the namespace's own default directory, <warehouse>/<level>/<level>...
+// A location elsewhere could be another table's directory, whose files
+// the caller would then read (and be vended credentials for) through a
+// table of its own. The namespace's "location" property does not count:
+// a writer of the namespace may set it. With ignoredOutside, a location
+// outside the warehouse is fine: createTable replaces it with a new one.
+func (s *Server) locationNeedsManage(c echo.Context, ns []string, loc string, ignoredOutside bool) bool {
+	wh, err := s.warehouse(c)
+	if err != nil {
+		return true
+	}
+	if ignoredOutside && !wh.Contains(loc) {
+		return false // malformed (400) or replaced by a new location
+	}
+	root, err1 := url.Parse(wh.Location)
+	u, err2 := url.Parse(loc)
+	if err1 != nil || err2 != nil || len(ns) == 0 || u.Scheme != root.Scheme || u.Host != root.Host ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return true
+	}
+	dir := strings.TrimSuffix(root.Path, "/")
+	for _, l := range ns {
+		if !nsLevel.MatchString(l) || strings.Trim(l, ".") == "" {
+			return true
+		}
+		dir += "/" + l
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return !strings.HasPrefix(path.Clean(u.Path), dir+"/")
 }
 
 // parentOf is what creating namespace ns needs create on: its parent,

@@ -583,3 +583,62 @@ func TestIcebergGoCatalogConformanceOAuth2(t *testing.T) {
 		},
 	})
 }
+
+// TestAuthLocationHijackRefused: a principal with write and create on
+// sales only may not register hr.pay's metadata as sales.stolen (it
+// would read hr's rows through it), nor create or stage-create a sales
+// table, nor set a sales table's location, pointing into hr's directory:
+// each is 403 ForbiddenException and changes nothing. A location under
+// sales's own directory is allowed; root (manage on the catalog) may
+// register.
+func TestAuthLocationHijackRefused(t *testing.T) {
+	e := newAuthEnv(t)
+	e.seed(t)
+	root := e.tokenFor(t, "root", rootSecret)
+	r := e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/principals", `{"id":"eve"}`)
+	eve := decodeJSON[server.PrincipalResponse](t, r)
+	e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/roles", `{"name":"sales-rw"}`)
+	for _, p := range []string{"write", "create"} {
+		e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/grants", `{"role":"sales-rw","privilege":"`+p+`","on":{"type":"namespace","namespace":["sales"]}}`)
+	}
+	e.must(t, root, http.StatusNoContent, http.MethodPut, "/management/v1/principals/eve/roles/sales-rw", "")
+	tok := e.tokenFor(t, "eve", eve.Secret)
+
+	r = e.must(t, root, http.StatusOK, http.MethodGet, "/v1/namespaces/hr/tables/pay", "")
+	pay := decodeJSON[struct {
+		MetadataLocation string         `json:"metadata-location"`
+		Metadata         map[string]any `json:"metadata"`
+	}](t, r)
+	hrLoc := pay.Metadata["location"].(string)
+	require.Contains(t, hrLoc, "/warehouse/hr/pay")
+	whLoc := hrLoc[:strings.Index(hrLoc, "/hr/pay")]
+	before := e.state(t)
+
+	forbidden := func(method, path, body string) {
+		t.Helper()
+		r := e.must(t, tok, http.StatusForbidden, method, path, body)
+		assert.Equal(t, "ForbiddenException", decodeJSON[spec.ErrorResponse](t, r).Error.Type)
+	}
+	forbidden(http.MethodPost, "/v1/namespaces/sales/register", `{"name":"stolen","metadata-location":"`+pay.MetadataLocation+`"}`)
+	forbidden(http.MethodPost, "/v1/namespaces/sales/register-view", `{"name":"stolen","metadata-location":"`+pay.MetadataLocation+`"}`)
+	for _, loc := range []string{hrLoc, whLoc + "/hr/x", whLoc + "/sales/../hr/pay", whLoc + "/sales", whLoc + "/salesx/t", whLoc + "/sales%2F..%2Fhr/t"} {
+		if !strings.Contains(loc, "..") { // createTable refuses '..' itself (400)
+			forbidden(http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"stolen","location":"`+loc+`","schema":`+schemaJSON+`}`)
+			forbidden(http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"stolen","location":"`+loc+`","stage-create":true,"schema":`+schemaJSON+`}`)
+		}
+		forbidden(http.MethodPost, "/v1/namespaces/sales/tables/orders", `{"requirements":[],"updates":[{"action":"set-location","location":"`+loc+`"}]}`)
+		forbidden(http.MethodPost, "/v1/transactions/commit", `{"table-changes":[{"identifier":{"namespace":["sales"],"name":"orders"},"requirements":[],"updates":[{"action":"set-location","location":"`+loc+`"}]}]}`)
+	}
+	assert.Equal(t, before, e.state(t), "refused requests changed nothing")
+
+	// Under sales's own directory: allowed.
+	r = e.must(t, tok, http.StatusOK, http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"mine","location":"`+whLoc+`/sales/mine-here","schema":`+schemaJSON+`}`)
+	assert.Equal(t, whLoc+"/sales/mine-here", decodeJSON[struct {
+		Metadata map[string]any `json:"metadata"`
+	}](t, r).Metadata["location"])
+	// Root may register (manage on the catalog).
+	r = e.must(t, root, http.StatusOK, http.MethodPost, "/v1/namespaces/sales/register", `{"name":"adopted","metadata-location":"`+pay.MetadataLocation+`"}`)
+	assert.Equal(t, hrLoc, decodeJSON[struct {
+		Metadata map[string]any `json:"metadata"`
+	}](t, r).Metadata["location"])
+}
