@@ -5,14 +5,19 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/apache/iceberg-go/utils"
 
 	// Registers the s3:// (and s3a://, s3n://) FileIO: gocloud's s3blob
 	// over aws-sdk-go-v2, multipart uploads through the S3 transfer
@@ -63,6 +68,25 @@ const (
 	// PropCredentialsDurationSeconds is the lifetime asked of STS for
 	// vended credentials; DefaultCredentialsDuration when unset.
 	PropCredentialsDurationSeconds = "credentials-duration-seconds"
+	// PropS3ConnectTimeout bounds connecting (TCP and TLS) to S3 and STS:
+	// seconds or a Go duration; DefaultS3ConnectTimeout when unset.
+	PropS3ConnectTimeout = "s3.connect-timeout"
+	// PropS3RequestTimeout bounds the wait for a response's headers from
+	// S3 or STS, per attempt (a body that is streaming is not cut off):
+	// seconds or a Go duration; DefaultS3RequestTimeout when unset.
+	PropS3RequestTimeout = "s3.request-timeout"
+	// PropS3MaxAttempts is how many times one S3 or STS call is tried
+	// (retries of throttling, 5xx and timeouts); DefaultS3MaxAttempts.
+	PropS3MaxAttempts = "s3.max-attempts"
+)
+
+// Bounds on object-store calls: an endpoint that accepts connections and
+// never answers fails a call after at most about
+// DefaultS3MaxAttempts × DefaultS3RequestTimeout plus backoff.
+const (
+	DefaultS3ConnectTimeout = 10 * time.Second
+	DefaultS3RequestTimeout = 30 * time.Second
+	DefaultS3MaxAttempts    = 3
 )
 
 // DefaultCredentialsDuration is the lifetime of vended credentials: one
@@ -109,10 +133,73 @@ func newS3Store(bucket string, props map[string]string) (*s3Store, error) {
 			return nil, fmt.Errorf("%w: %s must be seconds between 900 and 43200, got %q", ErrInvalidArgument, PropCredentialsDurationSeconds, v)
 		}
 	}
+	for _, k := range []string{PropS3ConnectTimeout, PropS3RequestTimeout} {
+		if v, ok := props[k]; ok {
+			if _, err := parseTimeout(v); err != nil {
+				return nil, fmt.Errorf("%w: warehouse property %s: %v", ErrInvalidArgument, k, err)
+			}
+		}
+	}
+	if v, ok := props[PropS3MaxAttempts]; ok {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 10 {
+			return nil, fmt.Errorf("%w: warehouse property %s must be 1 to 10, got %q", ErrInvalidArgument, PropS3MaxAttempts, v)
+		}
+	}
 	if boolProp(props, PropVendStaticCredentials) && props[PropS3AccessKeyID] == "" {
 		return nil, fmt.Errorf("%w: %s needs %s and %s", ErrInvalidArgument, PropVendStaticCredentials, PropS3AccessKeyID, PropS3SecretAccessKey)
 	}
 	return &s3Store{bucket: bucket, props: props}, nil
+}
+
+// parseTimeout reads a positive duration: seconds ("30", "0.5") or a Go
+// duration ("30s", "500ms").
+func parseTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil {
+			return 0, fmt.Errorf("%q is not seconds or a duration", v)
+		}
+		d = time.Duration(f * float64(time.Second))
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q must be positive", v)
+	}
+	return d, nil
+}
+
+// timeouts returns the connect and request timeouts and the attempts of
+// the warehouse's object-store calls (validated by newS3Store).
+func (s *s3Store) timeouts() (connect, request time.Duration, attempts int) {
+	connect, request, attempts = DefaultS3ConnectTimeout, DefaultS3RequestTimeout, DefaultS3MaxAttempts
+	if d, err := parseTimeout(s.props[PropS3ConnectTimeout]); err == nil {
+		connect = d
+	}
+	if d, err := parseTimeout(s.props[PropS3RequestTimeout]); err == nil {
+		request = d
+	}
+	if n, err := strconv.Atoi(s.props[PropS3MaxAttempts]); err == nil && n >= 1 {
+		attempts = n
+	}
+	return connect, request, attempts
+}
+
+// httpClient is the HTTP client of every S3 and STS call: bounded
+// connect, TLS handshake and response-header waits, with iceberg-go's S3
+// connection pool sizes.
+func (s *s3Store) httpClient() *awshttp.BuildableClient {
+	connect, request, _ := s.timeouts()
+	return awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = connect }).
+		WithTransportOptions(func(t *http.Transport) {
+			t.TLSHandshakeTimeout = connect
+			t.ResponseHeaderTimeout = request
+			t.ExpectContinueTimeout = time.Second
+			t.MaxIdleConns = 256
+			t.MaxIdleConnsPerHost = 256
+			t.MaxConnsPerHost = 2048
+			t.IdleConnTimeout = 90 * time.Second
+		})
 }
 
 func boolProp(props map[string]string, k string) bool {
@@ -170,8 +257,10 @@ func (s *s3Store) stsEnabled() bool {
 	return s.props[PropS3RoleARN] != ""
 }
 
-// config returns the AWS config Tarn itself uses for STS and signing:
-// region and credentials from the properties, else the standard chain.
+// config returns the AWS config Tarn itself uses for STS, signing and
+// (through fileIOContext) its S3 FileIO: region and credentials from the
+// properties, else the standard chain; the bounded HTTP client and
+// attempts of timeouts.
 func (s *s3Store) config(ctx context.Context) (aws.Config, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -194,6 +283,9 @@ func (s *s3Store) config(ctx context.Context) (aws.Config, error) {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
+	_, _, attempts := s.timeouts()
+	cfg.HTTPClient = s.httpClient()
+	cfg.RetryMaxAttempts = attempts
 	s.awsCfg = &cfg
 	s.sts = sts.NewFromConfig(cfg, func(o *sts.Options) {
 		if ep := s.props[PropSTSEndpoint]; ep != "" {
@@ -201,6 +293,18 @@ func (s *s3Store) config(ctx context.Context) (aws.Config, error) {
 		}
 	})
 	return cfg, nil
+}
+
+// fileIOContext is ctx carrying config's AWS config, which iceberg-go's
+// S3 FileIO takes (with the properties' region and keys laid over it)
+// instead of building its own: so its calls get the bounded HTTP client
+// and attempts too.
+func (s *s3Store) fileIOContext(ctx context.Context) (context.Context, error) {
+	cfg, err := s.config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return utils.WithAwsConfig(ctx, &cfg), nil
 }
 
 // LogValue keeps credentials out of logs.

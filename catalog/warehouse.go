@@ -208,14 +208,23 @@ func (w *Warehouse) fileIO(ctx context.Context, loc string) (icebergio.IO, error
 		return nil, fmt.Errorf("%w: location %q: %v", ErrInvalidArgument, loc, err)
 	}
 	if u.Host != w.s3.bucket {
-		return icebergio.LoadFS(ctx, w.s3.fileIOProps(), loc)
+		fctx, err := w.s3.fileIOContext(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", loc, err)
+		}
+		return icebergio.LoadFS(fctx, w.s3.fileIOProps(), loc)
 	}
 	w.ioMu.Lock()
 	defer w.ioMu.Unlock()
 	if w.io == nil {
 		// blobfs keeps the context it is built with for every later
-		// operation: it must not be a request's.
-		fs, err := icebergio.LoadFS(context.Background(), w.s3.fileIOProps(), w.Location)
+		// operation: it must not be a request's. Its calls are bounded by
+		// the warehouse's timeouts instead (s3Store.fileIOContext).
+		fctx, err := w.s3.fileIOContext(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("open warehouse %s: %w", w.Name, err)
+		}
+		fs, err := icebergio.LoadFS(fctx, w.s3.fileIOProps(), w.Location)
 		if err != nil {
 			return nil, fmt.Errorf("open warehouse %s: %w", w.Name, err)
 		}
