@@ -218,7 +218,8 @@ func TestAuthenticateRefusesBadTokens(t *testing.T) {
 	forged.KID = s.cfg.Key.KID // same kid, other key
 	now := time.Now()
 	sign := func(k *SigningKey, iss string, life time.Duration, at time.Time) string {
-		tok, err := k.issue(iss, "p", "", life, at)
+		p, _, _ := s.Store().principal(ctx, "p")
+		tok, err := k.issue(iss, "p", p.Generation, "", life, at, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -396,5 +397,150 @@ func TestEnsureRoot(t *testing.T) {
 	}
 	if err := st.DeletePrincipal(ctx, "root"); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("delete root: %v", err)
+	}
+}
+
+// TestTokensEndWithCredentials: a token (and a token exchanged from it)
+// stops working when the principal's secret is rotated; a deleted and
+// re-created principal's old token is refused; a token of the root whose
+// credential is replaced (TARN_ROOT_CREDENTIAL at restart) is refused,
+// not when the same credential is ensured again.
+func TestTokensEndWithCredentials(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t)
+	st := s.Store()
+	tokenOf := func(id, secret string) string {
+		t.Helper()
+		r, err := s.Token(ctx, TokenRequest{GrantType: GrantClientCredentials, ClientID: id, ClientSecret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.AccessToken
+	}
+	exchange := func(tok string) (TokenResponse, error) {
+		return s.Token(ctx, TokenRequest{GrantType: GrantTokenExchange, SubjectToken: tok, SubjectTokenType: tokenTypeAccess})
+	}
+	refused := func(what, tok string) {
+		t.Helper()
+		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrTokenInvalid) {
+			t.Fatalf("%s: Authenticate = %v, want ErrTokenInvalid", what, err)
+		}
+		_, err := exchange(tok)
+		var oe *OAuthError
+		if !errors.As(err, &oe) || oe.Code != "invalid_grant" || oe.Status != http.StatusBadRequest {
+			t.Fatalf("%s: exchange = %v, want invalid_grant", what, err)
+		}
+	}
+
+	// Rotation.
+	secret, err := st.CreatePrincipal(ctx, "etl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := tokenOf("etl", secret)
+	ex, err := exchange(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Authenticate(ctx, ex.AccessToken); err != nil || id.Principal != "etl" {
+		t.Fatalf("before rotation: %v %v", id, err)
+	}
+	newSecret, err := st.RotateSecret(ctx, "etl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused("rotated", old)
+	refused("exchanged before rotation", ex.AccessToken)
+	if id, err := s.Authenticate(ctx, tokenOf("etl", newSecret)); err != nil || id.Principal != "etl" {
+		t.Fatalf("new secret's token: %v %v", id, err)
+	}
+
+	// Delete and re-create.
+	secret, err = st.CreatePrincipal(ctx, "nobody", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old = tokenOf("nobody", secret)
+	if err := st.DeletePrincipal(ctx, "nobody"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreatePrincipal(ctx, "nobody", false); err != nil {
+		t.Fatal(err)
+	}
+	refused("re-created", old)
+
+	// Root credential replaced.
+	if _, _, err := st.EnsureRoot(ctx, "root", "first-secret"); err != nil {
+		t.Fatal(err)
+	}
+	old = tokenOf("root", "first-secret")
+	if _, _, err := st.EnsureRoot(ctx, "root", "first-secret"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Authenticate(ctx, old); err != nil || !id.Root {
+		t.Fatalf("same root credential: %v %v", id, err)
+	}
+	if _, _, err := st.EnsureRoot(ctx, "root", "second-secret"); err != nil {
+		t.Fatal(err)
+	}
+	refused("root replaced", old)
+}
+
+// TestTokenExchangeSessionBounded: exchange keeps the original auth
+// time; tokens from exchange end by auth_time + MaxSession, and past it
+// exchange is refused (invalid_grant) until the client authenticates
+// with its secret again.
+func TestTokenExchangeSessionBounded(t *testing.T) {
+	ctx := context.Background()
+	key, err := LoadOrCreateKey(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Truncate(time.Second)
+	var now atomic.Int64
+	now.Store(start.Unix())
+	s, err := NewService(Config{Store: NewStore(&memRecords{}, bcrypt.MinCost), Key: key, MaxSession: 3 * time.Hour,
+		Now: func() time.Time { return time.Unix(now.Load(), 0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := s.Store().CreatePrincipal(ctx, "etl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Token(ctx, TokenRequest{GrantType: GrantClientCredentials, ClientID: "etl", ClientSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := r.AccessToken
+	claims := func(tok string) *tokenClaims {
+		t.Helper()
+		var c tokenClaims
+		if _, _, err := jwt.NewParser().ParseUnverified(tok, &c); err != nil {
+			t.Fatal(err)
+		}
+		return &c
+	}
+	// Refresh every 50 minutes: after 2h30 the next token ends at 3h, not 3h30.
+	for i, want := range []int64{3600, 3600, 1800} {
+		now.Store(start.Add(time.Duration(i+1) * 50 * time.Minute).Unix())
+		r, err = s.Token(ctx, TokenRequest{GrantType: GrantTokenExchange, SubjectToken: tok})
+		if err != nil {
+			t.Fatalf("exchange %d: %v", i, err)
+		}
+		if r.ExpiresIn != want {
+			t.Fatalf("exchange %d: expires_in %d, want %d", i, r.ExpiresIn, want)
+		}
+		c := claims(r.AccessToken)
+		if c.AuthTime != start.Unix() || c.ExpiresAt.Unix() > start.Add(3*time.Hour).Unix() {
+			t.Fatalf("exchange %d: auth_time %d (want %d), exp %v", i, c.AuthTime, start.Unix(), c.ExpiresAt)
+		}
+		tok = r.AccessToken
+	}
+	now.Store(start.Add(3 * time.Hour).Unix())
+	_, err = s.Token(ctx, TokenRequest{GrantType: GrantTokenExchange, SubjectToken: tok})
+	var oe *OAuthError
+	if !errors.As(err, &oe) || oe.Code != "invalid_grant" {
+		t.Fatalf("exchange past the session: %v, want invalid_grant", err)
 	}
 }

@@ -21,6 +21,11 @@ type Config struct {
 	Issuer string
 	// TokenLifetime of issued tokens; DefaultTokenLifetime when 0.
 	TokenLifetime time.Duration
+	// MaxSession bounds token exchange (DefaultMaxSession, or the token
+	// lifetime if longer, when 0): no
+	// token is issued by exchange past the subject token's auth_time
+	// plus MaxSession.
+	MaxSession time.Duration
 	// OIDC lists the external issuers whose tokens are accepted.
 	OIDC []OIDCConfig
 	// Now is the clock; time.Now when nil (tests set it).
@@ -46,6 +51,12 @@ func NewService(cfg Config) (*Service, error) {
 	}
 	if cfg.TokenLifetime < MinTokenLifetime {
 		return nil, fmt.Errorf("%w: token lifetime must be at least %s, got %s", ErrInvalidArgument, MinTokenLifetime, cfg.TokenLifetime)
+	}
+	if cfg.MaxSession == 0 {
+		cfg.MaxSession = max(DefaultMaxSession, cfg.TokenLifetime)
+	}
+	if cfg.MaxSession < cfg.TokenLifetime {
+		return nil, fmt.Errorf("%w: the maximum session (%s) must be at least the token lifetime (%s)", ErrInvalidArgument, cfg.MaxSession, cfg.TokenLifetime)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -75,7 +86,8 @@ func (s *Service) Issuer() string { return s.cfg.Issuer }
 
 // Authenticate verifies a bearer token, Tarn's own or a configured
 // external issuer's, and returns the caller. A token of Tarn's whose
-// principal was deleted fails; an external token's principal need not
+// principal was deleted, or whose credential generation is no longer
+// the principal's (secret rotated, deleted and re-created), fails; an external token's principal need not
 // be stored (a stored external principal adds its roles). Errors:
 // ErrTokenInvalid (never says more than why the token failed).
 func (s *Service) Authenticate(ctx context.Context, raw string) (*Identity, error) {
@@ -84,7 +96,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Identity, erro
 		return nil, fmt.Errorf("%w: malformed token", ErrTokenInvalid)
 	}
 	if peek.Issuer == s.cfg.Issuer {
-		c, err := s.cfg.Key.verify(s.cfg.Issuer, raw)
+		c, err := s.cfg.Key.verify(s.cfg.Issuer, raw, s.cfg.Now)
 		if err != nil {
 			return nil, err
 		}
@@ -94,6 +106,9 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Identity, erro
 		}
 		if !ok || p.External {
 			return nil, fmt.Errorf("%w: principal %q no longer exists", ErrTokenInvalid, c.Subject)
+		}
+		if c.Gen != p.Generation {
+			return nil, fmt.Errorf("%w: the credentials of principal %q changed since the token was issued", ErrTokenInvalid, c.Subject)
 		}
 		return &Identity{Principal: p.ID, Issuer: s.cfg.Issuer, Root: p.Root, Roles: p.Roles, ExpiresUnix: c.ExpiresAt.Unix()}, nil
 	}
@@ -166,19 +181,21 @@ func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
 // (invalid_request, invalid_client 401, unsupported_grant_type,
 // invalid_grant); others are the store's.
 func (s *Service) Token(ctx context.Context, r TokenRequest) (TokenResponse, error) {
-	var principal string
+	now := s.cfg.Now()
+	var p principalRecord
+	authTime, lifetime := now, s.cfg.TokenLifetime
 	switch r.GrantType {
 	case GrantClientCredentials:
 		if r.ClientID == "" || r.ClientSecret == "" {
 			return TokenResponse{}, &OAuthError{http.StatusUnauthorized, "invalid_client", "client_id and client_secret are required"}
 		}
-		p, err := s.cfg.Store.checkSecret(ctx, r.ClientID, r.ClientSecret)
+		var err error
+		p, err = s.cfg.Store.checkSecret(ctx, r.ClientID, r.ClientSecret)
 		if errors.Is(err, ErrInvalidClient) {
 			return TokenResponse{}, &OAuthError{http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret"}
 		} else if err != nil {
 			return TokenResponse{}, err
 		}
-		principal = p.ID
 	case GrantTokenExchange:
 		if r.SubjectToken == "" {
 			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_request", "subject_token is required"}
@@ -186,33 +203,50 @@ func (s *Service) Token(ctx context.Context, r TokenRequest) (TokenResponse, err
 		if r.SubjectTokenType != "" && r.SubjectTokenType != tokenTypeAccess && r.SubjectTokenType != tokenTypeJWT {
 			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_request", "unsupported subject_token_type"}
 		}
-		c, err := s.cfg.Key.verify(s.cfg.Issuer, r.SubjectToken)
+		c, err := s.cfg.Key.verify(s.cfg.Issuer, r.SubjectToken, s.cfg.Now)
 		if err != nil {
 			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_grant", "subject_token is not a valid token of this server"}
 		}
-		if p, ok, err := s.cfg.Store.principal(ctx, c.Subject); err != nil {
+		var ok bool
+		if p, ok, err = s.cfg.Store.principal(ctx, c.Subject); err != nil {
 			return TokenResponse{}, err
 		} else if !ok || p.External {
 			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_grant", "the token's principal no longer exists"}
 		}
-		principal = c.Subject
+		if c.Gen != p.Generation {
+			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_grant", "the token's principal changed its credentials since"}
+		}
+		// The session keeps its start: exchange refreshes a token, it
+		// does not extend the session past MaxSession.
+		authTime = time.Unix(c.AuthTime, 0)
+		if c.AuthTime == 0 && c.IssuedAt != nil {
+			authTime = c.IssuedAt.Time
+		}
+		end := authTime.Add(s.cfg.MaxSession)
+		if !now.Before(end.Add(-time.Second)) {
+			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_grant", "the session ended: request a token with client credentials"}
+		}
+		if end.Sub(now) < lifetime {
+			lifetime = end.Sub(now).Truncate(time.Second)
+		}
 	case "":
 		return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_request", "grant_type is required"}
 	default:
 		return TokenResponse{}, &OAuthError{http.StatusBadRequest, "unsupported_grant_type", "grant_type must be client_credentials or token exchange"}
 	}
-	tok, err := s.cfg.Key.issue(s.cfg.Issuer, principal, r.Scope, s.cfg.TokenLifetime, s.cfg.Now())
+	tok, err := s.cfg.Key.issue(s.cfg.Issuer, p.ID, p.Generation, r.Scope, lifetime, now, authTime)
 	if err != nil {
 		return TokenResponse{}, err
 	}
-	return TokenResponse{AccessToken: tok, TokenType: "bearer", ExpiresIn: int64(s.cfg.TokenLifetime / time.Second),
+	return TokenResponse{AccessToken: tok, TokenType: "bearer", ExpiresIn: int64(lifetime / time.Second),
 		IssuedTokenType: tokenTypeAccess, Scope: r.Scope}, nil
 }
 
 // IssueFor signs a token for an existing local principal without its
 // secret (tests and the CLI's bootstrap). Errors: ErrNotFound.
 func (s *Service) IssueFor(ctx context.Context, principal string, lifetime time.Duration) (string, error) {
-	if p, ok, err := s.cfg.Store.principal(ctx, principal); err != nil {
+	p, ok, err := s.cfg.Store.principal(ctx, principal)
+	if err != nil {
 		return "", err
 	} else if !ok || p.External {
 		return "", fmt.Errorf("%w: principal %q", ErrNotFound, principal)
@@ -220,5 +254,6 @@ func (s *Service) IssueFor(ctx context.Context, principal string, lifetime time.
 	if lifetime == 0 {
 		lifetime = s.cfg.TokenLifetime
 	}
-	return s.cfg.Key.issue(s.cfg.Issuer, principal, "", lifetime, s.cfg.Now())
+	now := s.cfg.Now()
+	return s.cfg.Key.issue(s.cfg.Issuer, principal, p.Generation, "", lifetime, now, now)
 }

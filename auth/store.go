@@ -56,6 +56,19 @@ type Principal struct {
 type principalRecord struct {
 	Principal
 	SecretHash []byte `json:"secret-hash,omitempty"`
+	// Generation is random, new on create and on every secret change
+	// (rotate, root credential replaced): Tarn's tokens carry it as
+	// "gen", and a token of another generation is refused, so that
+	// rotating a secret or deleting and re-creating a principal ends
+	// the tokens issued before.
+	Generation string `json:"generation,omitempty"`
+}
+
+// newGeneration returns a fresh credential generation.
+func newGeneration() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // Role is a stored role.
@@ -226,7 +239,7 @@ func (s *Store) CreatePrincipal(ctx context.Context, id string, external bool) (
 	if _, ok := snap.principals[id]; ok {
 		return "", fmt.Errorf("%w: principal %q", ErrAlreadyExists, id)
 	}
-	p := principalRecord{Principal: Principal{ID: id, External: external, Roles: []string{}, CreatedAt: time.Now().UTC()}}
+	p := principalRecord{Principal: Principal{ID: id, External: external, Roles: []string{}, CreatedAt: time.Now().UTC()}, Generation: newGeneration()}
 	if !external {
 		secret = NewSecret()
 		if p.SecretHash, err = s.hash(secret); err != nil {
@@ -269,6 +282,7 @@ func (s *Store) EnsureRoot(ctx context.Context, id, secret string) (out string, 
 	if p.SecretHash, err = s.hash(secret); err != nil {
 		return "", false, err
 	}
+	p.Generation = newGeneration() // tokens of the replaced credential end
 	if err := s.putPrincipal(ctx, p); err != nil {
 		return "", false, err
 	}
@@ -298,6 +312,7 @@ func (s *Store) RotateSecret(ctx context.Context, id string) (string, error) {
 	if p.SecretHash, err = s.hash(secret); err != nil {
 		return "", err
 	}
+	p.Generation = newGeneration() // tokens of the old secret end
 	return secret, s.putPrincipal(ctx, p)
 }
 

@@ -642,3 +642,30 @@ func TestAuthLocationHijackRefused(t *testing.T) {
 		Metadata map[string]any `json:"metadata"`
 	}](t, r).Metadata["location"])
 }
+
+// TestAuthTokensEndWithCredentials: over HTTP, after
+// `tarn principals rotate-secret etl` the old token is 401 and cannot be
+// exchanged (400 invalid_grant); after `tarn principals delete nobody`
+// and `create nobody` nobody's old token is 401.
+func TestAuthTokensEndWithCredentials(t *testing.T) {
+	e := newAuthEnv(t)
+	nobodySecret := e.seed(t)
+	root := e.tokenFor(t, "root", rootSecret)
+	r := e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/principals", `{"id":"etl"}`)
+	etl := e.tokenFor(t, "etl", decodeJSON[server.PrincipalResponse](t, r).Secret)
+	e.must(t, etl, http.StatusOK, http.MethodGet, "/v1/config", "")
+	r = e.must(t, root, http.StatusOK, http.MethodPost, "/management/v1/principals/etl/rotate-secret", "")
+	newSecret := decodeJSON[server.PrincipalResponse](t, r).Secret
+	e.must(t, etl, http.StatusUnauthorized, http.MethodGet, "/v1/config", "")
+	r = e.post(t, "/v1/oauth/tokens", url.Values{"grant_type": {auth.GrantTokenExchange}, "subject_token": {etl},
+		"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}}, "")
+	require.Equal(t, http.StatusBadRequest, r.Status, "body: %s", r.Body)
+	assert.Equal(t, "invalid_grant", decodeJSON[auth.OAuthError](t, r).Code)
+	e.must(t, e.tokenFor(t, "etl", newSecret), http.StatusOK, http.MethodGet, "/v1/config", "")
+
+	nobody := e.tokenFor(t, "nobody", nobodySecret)
+	e.must(t, nobody, http.StatusOK, http.MethodGet, "/v1/config", "")
+	e.must(t, root, http.StatusNoContent, http.MethodDelete, "/management/v1/principals/nobody", "")
+	e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/principals", `{"id":"nobody"}`)
+	e.must(t, nobody, http.StatusUnauthorized, http.MethodGet, "/v1/config", "")
+}
