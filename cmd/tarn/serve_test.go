@@ -276,6 +276,11 @@ func TestConfigErrors(t *testing.T) {
 			want: "s3.path-style-access must be true or false",
 		},
 		{
+			name: "unknown warehouses key",
+			args: []string{"--config", write("whk.yaml", "warehouses:\n  - name: a\n    location: s3://b/w\n    s3.endpiont: http://127.0.0.1:9\n    s3.secret-access-key: hush-hush\n")},
+			want: `unknown key "s3.endpiont"`,
+		},
+		{
 			name: "missing config file",
 			args: []string{"--config", filepath.Join(root, "absent.yaml")},
 			want: "read config",

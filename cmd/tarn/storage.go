@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -141,6 +142,19 @@ func (s *secretString) String() string {
 func (s *secretString) Type() string       { return "string" }
 func (s *secretString) Set(v string) error { *s = secretString(v); return nil }
 
+// warehouseKeys are the properties a `warehouses` entry may set besides
+// name and location; any other key is refused at startup.
+var warehouseKeys = []string{
+	catalog.PropS3Endpoint, catalog.PropS3Region, catalog.PropS3PathStyleAccess, catalog.PropS3ForceVirtualAddressing,
+	catalog.PropS3AccessKeyID, catalog.PropS3SecretAccessKey, catalog.PropS3SessionToken,
+	catalog.PropS3RoleARN, catalog.PropS3RoleSessionName, catalog.PropS3ExternalID,
+	catalog.PropSTSEnabled, catalog.PropSTSEndpoint, catalog.PropVendStaticCredentials, catalog.PropCredentialsDurationSeconds,
+	catalog.PropS3ConnectTimeout, catalog.PropS3RequestTimeout, catalog.PropS3MaxAttempts,
+}
+
+// warehouseKeyAliases: sts-endpoint is the flag's spelling of sts.endpoint.
+var warehouseKeyAliases = map[string]string{"sts-endpoint": catalog.PropSTSEndpoint}
+
 // warehouseList is the --warehouses flag: a JSON list of objects with
 // "name", "location" and FileIO properties (values of any scalar type).
 type warehouseList struct {
@@ -181,6 +195,15 @@ func (w *warehouseList) Set(v string) error {
 			case "location":
 				e.location = sv
 			default:
+				if alias, ok := warehouseKeyAliases[k]; ok {
+					k = alias
+				}
+				if !slices.Contains(warehouseKeys, k) {
+					return fmt.Errorf("warehouse %d: unknown key %q (known: name, location, %s, sts-endpoint)", i, k, strings.Join(warehouseKeys, ", "))
+				}
+				if _, dup := e.props[k]; dup {
+					return fmt.Errorf("warehouse %d: %s is given twice", i, k)
+				}
 				e.props[k] = sv
 			}
 		}
