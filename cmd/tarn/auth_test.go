@@ -108,6 +108,16 @@ func TestServeOAuth2(t *testing.T) {
 	}
 	_, errOut, code = runCLI(t, env, "maintenance", "status")
 	require.Equal(t, 0, code, "tarn maintenance with TARN_CREDENTIAL: %s", errOut)
+	// The same as flags (--server, --ca-cert, --credential; --token), as tarn topics.
+	out, errOut, code = runCLI(t, cleanEnv(), "maintenance", "status", "-o", "json", "--server", base, "--ca-cert", caFile, "--credential", "root:"+rootSecret)
+	require.Equal(t, 0, code, "tarn maintenance --credential: %s", errOut)
+	assert.Contains(t, out, `"tables"`)
+	_, errOut, code = runCLI(t, cleanEnv(), "maintenance", "status", "--server", base, "--ca-cert", caFile, "--credential", "root:wrong")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "invalid_client")
+	_, errOut, code = runCLI(t, cleanEnv(), "maintenance", "status", "--server", base, "--ca-cert", caFile)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "NotAuthorizedException")
 	out, _, code = runCLI(t, env, "grants", "list")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "loaders  create     namespace:lab")
@@ -147,6 +157,8 @@ func TestServeOAuth2(t *testing.T) {
 		return rsp.StatusCode
 	}
 	root := token("root", rootSecret)
+	_, errOut, code = runCLI(t, cleanEnv(), "maintenance", "status", "--server", base, "--ca-cert", caFile, "--token", root)
+	require.Equal(t, 0, code, "tarn maintenance --token: %s", errOut)
 	require.Equal(t, http.StatusOK, do(root, "POST", "/v1/namespaces", `{"namespace":["lab"]}`))
 	require.Equal(t, http.StatusOK, do(root, "POST", "/v1/namespaces", `{"namespace":["hr"]}`))
 	etl := token("etl", etlSecret)
@@ -176,6 +188,8 @@ func TestServeOAuth2(t *testing.T) {
 	rsp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, rsp.StatusCode)
 	token("root", "chosen-secret")
+	// The root's tokens of the replaced credential end with it.
+	assert.Equal(t, http.StatusUnauthorized, do(root, "GET", "/v1/config", ""))
 	// The signing key persisted: etl's token from before still works.
 	assert.Equal(t, http.StatusOK, do(etl, "GET", "/v1/namespaces/lab/tables/t", ""))
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -28,22 +26,10 @@ func newMaintenanceCmd() *cobra.Command {
 through its management API (/management/v1/maintenance) at --server
 (default ` + defaultServer + `, or TARN_SERVER).`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("server") {
-				if v, ok := os.LookupEnv(envName("server")); ok && v != "" {
-					c.server = v
-				}
-			}
-			c.server = strings.TrimSuffix(c.server, "/")
-			switch c.output {
-			case "table", "json":
-				return nil
-			}
-			return fmt.Errorf("--output must be table or json, got %q", c.output)
+			return c.setup(cmd)
 		},
 	}
-	pf := cmd.PersistentFlags()
-	pf.StringVar(&c.server, "server", defaultServer, "Tarn server URL (env TARN_SERVER)")
-	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")
+	c.registerFlags(cmd.PersistentFlags())
 	cmd.AddCommand(maintenanceStatusCmd(c), maintenanceRunCmd(c))
 	return cmd
 }
