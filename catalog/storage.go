@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,6 +18,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
 
 	"github.com/apache/iceberg-go/utils"
 
@@ -305,6 +308,75 @@ func (s *s3Store) fileIOContext(ctx context.Context) (context.Context, error) {
 		return nil, err
 	}
 	return utils.WithAwsConfig(ctx, &cfg), nil
+}
+
+// StorageFailure describes an object-store (S3, STS) call that failed:
+// the operation and a class that names the cause without any credential
+// or signature: the store's error code (NoSuchBucket, AccessDenied,
+// SlowDown, ...) or the transport's (connection refused, timeout, DNS
+// lookup failed).
+type StorageFailure struct {
+	// Op is the SDK operation (PutObject, GetObject, AssumeRole), or "".
+	Op string
+	// Class names the cause.
+	Class string
+	// Transient: the store could not be reached, timed out or throttled;
+	// a retry may succeed (503). Otherwise the store answered with an
+	// error (500).
+	Transient bool
+}
+
+// Message is the client-facing text of f.
+func (f *StorageFailure) Message() string {
+	msg := "object store error"
+	if f.Op != "" {
+		msg += " on " + f.Op
+	}
+	return msg + ": " + f.Class
+}
+
+// ClassifyStorageError reports the object-store failure in err's chain,
+// if any.
+func ClassifyStorageError(err error) (*StorageFailure, bool) {
+	if err == nil {
+		return nil, false
+	}
+	f := &StorageFailure{}
+	var oe *smithy.OperationError
+	if errors.As(err, &oe) {
+		f.Op = oe.OperationName
+	}
+	var ae smithy.APIError
+	var re *awshttp.ResponseError
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ae) && ae.ErrorCode() != "":
+		f.Class = ae.ErrorCode()
+		switch f.Class {
+		case "SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "ServiceUnavailable", "InternalError":
+			f.Transient = true
+		}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		f.Class, f.Transient = "connection refused", true
+	case errors.Is(err, syscall.ECONNRESET):
+		f.Class, f.Transient = "connection reset", true
+	case errors.As(err, &dns):
+		f.Class, f.Transient = "DNS lookup failed", true
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		f.Class, f.Transient = "timeout", true
+	case errors.As(err, &re) && re.HTTPStatusCode() != 0:
+		f.Class = "HTTP " + strconv.Itoa(re.HTTPStatusCode())
+		f.Transient = re.HTTPStatusCode() >= 500
+	case f.Op != "":
+		f.Class, f.Transient = "request failed", true
+	default:
+		return nil, false
+	}
+	if errors.Is(err, ErrVending) && f.Op == "" {
+		f.Op = "AssumeRole"
+	}
+	return f, true
 }
 
 // LogValue keeps credentials out of logs.

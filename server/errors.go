@@ -111,10 +111,27 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 			msg = m
 		}
 	}
+	storageMsg := ""
+	if ex == spec.ServerError {
+		// An object-store failure: name its class (never a credential);
+		// 503 when the store was unreachable, timed out or throttled.
+		if f, ok := catalog.ClassifyStorageError(err); ok {
+			storageMsg = f.Message()
+			if f.Transient {
+				ex = spec.ServiceUnavailable
+			}
+		}
+	}
 	if ex.Status >= 500 {
 		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "request_id", reqID, "err", err)
-		if ex == spec.ServerError {
+		switch {
+		case storageMsg != "":
+			msg = storageMsg
+			if reqID != "" {
+				msg += " (request id " + reqID + ")"
+			}
+		case ex == spec.ServerError:
 			// Unexpected: its text may name files and internals; it is in the log.
 			msg = "internal server error"
 			if reqID != "" {

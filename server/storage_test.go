@@ -441,3 +441,18 @@ func TestS3CreateTableVendingFails(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, st)
 	require.NotContains(t, s.logs.String(), testmoto.SecretAccessKey)
 }
+
+// TestS3CreateTableNoSuchBucket: a warehouse whose bucket does not exist
+// gives 500 with a message naming the store's error code (NoSuchBucket),
+// not an opaque "internal server error", and no credential.
+func TestS3CreateTableNoSuchBucket(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	props := testmoto.Props(ep)
+	s := storageServer(t, "s3://tarn-missing-bucket-"+strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))+"/wh", props)
+	st, em, body := createFails(t, s, "nobucket")
+	require.Equal(t, http.StatusInternalServerError, st, body)
+	require.Equal(t, "ServerErrorException", em.Type)
+	require.Contains(t, em.Message, "object store error on PutObject: NoSuchBucket")
+	require.NotContains(t, body, testmoto.SecretAccessKey)
+	require.NotContains(t, body, "internal server error")
+}

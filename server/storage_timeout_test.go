@@ -84,14 +84,16 @@ func TestS3CreateTableEndpointNeverAnswers(t *testing.T) {
 	}
 	took := time.Since(start)
 	require.Less(t, took, 30*time.Second)
-	require.GreaterOrEqual(t, st, 500, string(b))
+	require.Equal(t, http.StatusServiceUnavailable, st, string(b))
 	var em spec.ErrorModel
 	require.NoError(t, json.Unmarshal(b, &struct {
 		Error *spec.ErrorModel `json:"error"`
 	}{&em}), string(b))
 	require.Equal(t, st, em.Code)
-	require.NotEmpty(t, em.Message)
+	require.Equal(t, "ServiceUnavailableException", em.Type)
+	require.Contains(t, em.Message, "object store error on PutObject: timeout")
 	require.NotContains(t, string(b), "timeout-secret")
+	require.NotContains(t, string(b), "AKIATIMEOUT")
 	require.Positive(t, accepted())
 	t.Logf("createTable against a silent endpoint: %d after %s: %s", st, took, em.Message)
 
@@ -110,4 +112,54 @@ func TestS3TimeoutPropertiesValidated(t *testing.T) {
 	}
 	_, err := catalog.NewWarehouse("w", "s3://bkt/wh", map[string]string{catalog.PropS3RequestTimeout: "2.5", catalog.PropS3ConnectTimeout: "3s", catalog.PropS3MaxAttempts: "5"})
 	require.NoError(t, err)
+}
+
+// storageServer is Tarn over one S3 warehouse with props, no moto.
+func storageServer(t *testing.T, location string, props map[string]string) *s3Server {
+	t.Helper()
+	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, location, props)
+	require.NoError(t, err)
+	store, err := bolt.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}})
+	require.NoError(t, err)
+	hs := httptest.NewServer(server.New(cat, server.Config{}).Handler())
+	t.Cleanup(hs.Close)
+	return &s3Server{url: hs.URL, wh: wh, logs: &syncBuffer{}}
+}
+
+// createFails creates namespace ns and table t and returns the failed
+// createTable's status and ErrorModel.
+func createFails(t *testing.T, s *s3Server, ns string) (int, spec.ErrorModel, string) {
+	t.Helper()
+	st, b := s.do(t, http.MethodPost, "/v1/namespaces", spec.CreateNamespaceRequest{Namespace: []string{ns}}, nil)
+	require.Equal(t, http.StatusOK, st, string(b))
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	st, b = s.do(t, http.MethodPost, "/v1/namespaces/"+ns+"/tables", spec.CreateTableRequest{Name: "t", Schema: schema}, nil)
+	var em spec.ErrorModel
+	require.NoError(t, json.Unmarshal(b, &struct {
+		Error *spec.ErrorModel `json:"error"`
+	}{&em}), string(b))
+	require.Equal(t, st, em.Code)
+	return st, em, string(b)
+}
+
+// TestS3CreateTableConnectionRefused: a store that refuses connections
+// gives 503 ServiceUnavailableException naming "connection refused", not
+// an opaque "internal server error", and no credential. No moto needed.
+func TestS3CreateTableConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	s := storageServer(t, "s3://bkt/wh", map[string]string{
+		catalog.PropS3Endpoint: "http://" + addr, catalog.PropS3Region: "us-east-1",
+		catalog.PropS3AccessKeyID: "AKIAREFUSED", catalog.PropS3SecretAccessKey: "refused-secret", catalog.PropS3MaxAttempts: "1"})
+	st, em, body := createFails(t, s, "refused")
+	require.Equal(t, http.StatusServiceUnavailable, st, body)
+	require.Equal(t, "ServiceUnavailableException", em.Type)
+	require.Contains(t, em.Message, "object store error on PutObject: connection refused")
+	require.NotContains(t, body, "refused-secret")
+	require.NotContains(t, body, "AKIAREFUSED")
 }
