@@ -116,12 +116,21 @@ func (s *Server) updateNamespaceProperties(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := spec.UpdateNamespacePropertiesResponse{Updated: updated, Removed: removed, Missing: missing}
-	if out.Updated == nil {
-		out.Updated = []string{}
+	orEmpty := func(l []string) []string {
+		if l == nil {
+			return []string{}
+		}
+		return l
 	}
-	if out.Removed == nil {
-		out.Removed = []string{}
-	}
-	return c.JSON(http.StatusOK, out)
+	// All three fields, even empty: pyiceberg (0.12) requires "missing",
+	// which spec.UpdateNamespacePropertiesResponse omits when empty.
+	return c.JSON(http.StatusOK, updateNamespacePropertiesResponse{Updated: orEmpty(updated), Removed: orEmpty(removed), Missing: orEmpty(missing)})
+}
+
+// updateNamespacePropertiesResponse is the wire form of
+// spec.UpdateNamespacePropertiesResponse with every list always present.
+type updateNamespacePropertiesResponse struct {
+	Updated []string `json:"updated"`
+	Removed []string `json:"removed"`
+	Missing []string `json:"missing"`
 }
