@@ -203,6 +203,16 @@ func (s *Service) Token(ctx context.Context, r TokenRequest) (TokenResponse, err
 		if r.SubjectTokenType != "" && r.SubjectTokenType != tokenTypeAccess && r.SubjectTokenType != tokenTypeJWT {
 			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_request", "unsupported subject_token_type"}
 		}
+		// Client credentials are optional here (the subject token is the
+		// credential), but sent ones must be right: a wrong secret is
+		// refused as in client_credentials.
+		if r.ClientSecret != "" {
+			if _, err := s.cfg.Store.checkSecret(ctx, r.ClientID, r.ClientSecret); errors.Is(err, ErrInvalidClient) {
+				return TokenResponse{}, &OAuthError{http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret"}
+			} else if err != nil {
+				return TokenResponse{}, err
+			}
+		}
 		c, err := s.cfg.Key.verify(s.cfg.Issuer, r.SubjectToken, s.cfg.Now)
 		if err != nil {
 			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_grant", "subject_token is not a valid token of this server"}

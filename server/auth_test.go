@@ -669,3 +669,46 @@ func TestAuthTokensEndWithCredentials(t *testing.T) {
 	e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/principals", `{"id":"nobody"}`)
 	e.must(t, nobody, http.StatusUnauthorized, http.MethodGet, "/v1/config", "")
 }
+
+// TestAuthTokenExchangeChecksClientCredentials: a token exchange that
+// also sends client credentials (HTTP Basic or in the body) is refused
+// with 401 invalid_client when they are wrong, and succeeds when they
+// are right or absent.
+func TestAuthTokenExchangeChecksClientCredentials(t *testing.T) {
+	e := newAuthEnv(t)
+	tok := e.tokenFor(t, "root", rootSecret)
+	form := func(extra ...string) url.Values {
+		v := url.Values{"grant_type": {auth.GrantTokenExchange}, "subject_token": {tok},
+			"subject_token_type": {"urn:ietf:params:oauth:token-type:access_token"}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			v.Set(extra[i], extra[i+1])
+		}
+		return v
+	}
+	for name, c := range map[string]struct {
+		form  url.Values
+		basic string
+	}{
+		"basic wrong secret": {form(), "root:nope"},
+		"basic unknown":      {form(), "mallory:x"},
+		"body wrong secret":  {form("client_id", "root", "client_secret", "nope"), ""},
+		"body secret, no id": {form("client_secret", rootSecret), ""},
+	} {
+		r := e.post(t, "/v1/oauth/tokens", c.form, c.basic)
+		require.Equal(t, http.StatusUnauthorized, r.Status, "%s: %s", name, r.Body)
+		assert.Equal(t, "invalid_client", decodeJSON[auth.OAuthError](t, r).Code, name)
+		assert.Contains(t, r.Header.Get("WWW-Authenticate"), "Basic", name)
+	}
+	for name, c := range map[string]struct {
+		form  url.Values
+		basic string
+	}{
+		"basic right": {form(), "root:" + rootSecret},
+		"body right":  {form("client_id", "root", "client_secret", rootSecret), ""},
+		"none":        {form(), ""},
+	} {
+		r := e.post(t, "/v1/oauth/tokens", c.form, c.basic)
+		require.Equal(t, http.StatusOK, r.Status, "%s: %s", name, r.Body)
+		e.must(t, decodeJSON[auth.TokenResponse](t, r).AccessToken, http.StatusOK, http.MethodGet, "/v1/config", "")
+	}
+}
