@@ -25,7 +25,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -34,15 +33,12 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +51,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
+	"github.com/tarnhq/tarn/bench/internal/harness"
 	"github.com/tarnhq/tarn/internal/demo"
 )
 
@@ -101,11 +98,11 @@ func run(tarnBin string, duration time.Duration, rate, lagMs int, poll time.Dura
 	defer os.RemoveAll(tmp)
 
 	kafkaDir := filepath.Join(tmp, "kafka")
-	vars, err := script("scripts/kafka.sh", "start", kafkaDir)
+	vars, err := harness.Script("scripts/kafka.sh", "start", kafkaDir)
 	if err != nil {
 		return err
 	}
-	defer script("scripts/kafka.sh", "stop", kafkaDir) //nolint:errcheck // best effort at exit
+	defer harness.Script("scripts/kafka.sh", "stop", kafkaDir) //nolint:errcheck // best effort at exit
 	bootstrap := vars["KAFKA_BOOTSTRAP"]
 
 	reg := srfake.New()
@@ -136,7 +133,7 @@ func run(tarnBin string, duration time.Duration, rate, lagMs int, poll time.Dura
 		return fmt.Errorf("create topic: %w", errors.Join(err, res.Err))
 	}
 
-	addr, err := freeAddr()
+	addr, err := harness.FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -148,7 +145,7 @@ func run(tarnBin string, duration time.Duration, rate, lagMs int, poll time.Dura
 	}
 	defer func() { _ = tarn.Process.Kill(); _ = tarn.Wait() }()
 	base := "http://" + addr
-	if err := waitHTTP(ctx, base+"/healthz"); err != nil {
+	if err := harness.WaitHTTP(ctx, base+"/healthz", 30*time.Second); err != nil {
 		return err
 	}
 	body, _ := json.Marshal(map[string]any{"topic": demo.Topic, "table": "bench.flights", "target-lag-ms": lagMs})
@@ -206,7 +203,7 @@ func run(tarnBin string, duration time.Duration, rate, lagMs int, poll time.Dura
 	slices.Sort(lat)
 	r := result{Benchmark: "freshness", Date: time.Now().UTC().Format(time.RFC3339), Cores: runtime.NumCPU(),
 		TargetLagMs: lagMs, RateRows: rate, DurationS: duration.Seconds(), Produced: produced, Seen: len(lat),
-		P50S: pct(lat, 0.50), P90S: pct(lat, 0.90), P99S: pct(lat, 0.99), MaxS: pct(lat, 1), GoalP99S: goalP99.Seconds()}
+		P50S: harness.Pct(lat, 0.50), P90S: harness.Pct(lat, 0.90), P99S: harness.Pct(lat, 0.99), MaxS: harness.Pct(lat, 1), GoalP99S: goalP99.Seconds()}
 	r.Met = r.Seen == int(produced) && r.P99S <= goalP99.Seconds()
 	fmt.Printf("freshness (produce → visible via loadTable + scan), target-lag-ms %d, %d rows/s for %v, %d cores\n",
 		lagMs, rate, duration, r.Cores)
@@ -306,58 +303,4 @@ func (r *reader) latencies() []float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.lat)
-}
-
-// pct is the q-quantile of sorted values (nearest rank); NaN when empty.
-func pct(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
-}
-
-// script runs scripts/NAME args and returns the KEY=VALUE lines of its stdout.
-func script(name string, args ...string) (map[string]string, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
-	}
-	vars := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			vars[k] = v
-		}
-	}
-	return vars, nil
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-func waitHTTP(ctx context.Context, u string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(u); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("%s did not answer within 30 s", u)
 }
