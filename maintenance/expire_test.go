@@ -93,7 +93,7 @@ func TestExpiryKeepsIdlePartitionPosition(t *testing.T) {
 	h := newHarness(t, map[string]string{table.MaxSnapshotAgeMsKey: "1000", table.MinSnapshotsToKeepKey: "1",
 		maintenance.CompactMinFilesProperty: "2"})
 	require.NoError(t, h.sink.Commit(h.ctx, h.batchOn(1, 7))) // partition 1 at 7, then idle
-	h.ingest(5, 10)                                          // partition 0 only
+	h.ingest(5, 10)                                           // partition 0 only
 	time.Sleep(1100 * time.Millisecond)
 
 	require.Empty(t, h.run(maintenance.JobCompact).Skipped)

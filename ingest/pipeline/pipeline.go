@@ -87,7 +87,7 @@ type Pipeline struct {
 	// unevolvable holds, per schema id, why the table's current schema
 	// cannot be evolved to its writer schema; reset with the schema.
 	unevolvable map[int]error
-	buf      *buffer
+	buf         *buffer
 	// planned is the table's next offset per partition as of the head the
 	// buffer is planned on: the Start of each partition's next range.
 	planned map[int32]int64
