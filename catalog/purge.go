@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -195,10 +194,14 @@ func within(loc, dir string) bool {
 
 // locationOfMetadata guesses a table's or view's location from its
 // metadata file: the parent of the metadata/ directory that holds it.
+//
+// It cuts the string at slashes rather than using path.Dir, which would
+// clean "file:///tmp/t" into "file:/tmp/t" and then compare unequal with
+// locations as the catalog stores them.
 func locationOfMetadata(mloc string) string {
-	dir := path.Dir(mloc)
-	if path.Base(dir) == "metadata" {
-		return path.Dir(dir)
+	dir := mloc[:max(strings.LastIndex(mloc, "/"), 0)]
+	if parent, ok := strings.CutSuffix(dir, "/metadata"); ok {
+		return parent
 	}
 	return dir
 }
@@ -208,6 +211,22 @@ func locationOfMetadata(mloc string) string {
 // table created inside its directory) or whose location is loc. It walks
 // every namespace: a purge is rare enough to pay for that.
 func (c *Catalog) sharedLocation(ctx context.Context, loc string, except Ident) (Ident, bool, error) {
+	return c.locationShared(ctx, loc, except, false)
+}
+
+// LocationShared reports a table or view other than except whose files
+// may lie under loc: its metadata is under loc, its location is loc, or
+// loc lies inside its location. A job that deletes by directory listing
+// (orphan removal) must skip a table whose location another shares: the
+// other's files are not in this table's metadata. The walk loads every
+// pointer of the catalog (no metadata file is read).
+func (c *Catalog) LocationShared(ctx context.Context, loc string, except Ident) (Ident, bool, error) {
+	return c.locationShared(ctx, loc, except, true)
+}
+
+// locationShared is sharedLocation, and with nested also a loc inside
+// another table's or view's location.
+func (c *Catalog) locationShared(ctx context.Context, loc string, except Ident, nested bool) (Ident, bool, error) {
 	var walk func(parent Namespace) (Ident, bool, error)
 	walk = func(parent Namespace) (Ident, bool, error) {
 		children, _, err := c.store.ListNamespaces(ctx, parent, Page{})
@@ -231,7 +250,7 @@ func (c *Catalog) sharedLocation(ctx context.Context, loc string, except Ident) 
 						return Ident{}, false, err
 					}
 					other := locationOfMetadata(p.MetadataLocation)
-					if within(p.MetadataLocation, loc) || other == strings.TrimSuffix(loc, "/") {
+					if within(p.MetadataLocation, loc) || other == strings.TrimSuffix(loc, "/") || (nested && within(loc, other)) {
 						return id, true, nil
 					}
 				}

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/tarnhq/tarn/catalog"
 )
 
 // removeOrphans deletes, with iceberg-go's Table.DeleteOrphanFiles, the
@@ -27,6 +29,16 @@ func removeOrphans(ctx context.Context, t *target) (Result, error) {
 		return res, err
 	}
 	res.FilesBefore, res.FilesAfter = liveFiles(tbl), liveFiles(tbl)
+	id := catalog.Ident{Namespace: catalog.Namespace(t.ident[:len(t.ident)-1]), Name: t.ident[len(t.ident)-1]}
+	if other, shared, err := t.cat.LocationShared(ctx, tbl.Location(), id); err != nil {
+		return res, err
+	} else if shared {
+		// Another table's files may lie in this location, and they are
+		// not in this table's metadata: listing the directory would take
+		// them for orphans.
+		res.Skipped = "location shared with " + other.String()
+		return res, nil
+	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return res, err

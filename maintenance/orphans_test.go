@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/spec"
 )
 
 // Orphan removal deletes a planted unreferenced file older than the
@@ -72,4 +75,34 @@ func TestOrphansRemovedReferencedAndInFlightKept(t *testing.T) {
 	require.NoError(t, h.sink.CommitWritten(h.ctx, w))
 	h.account(b)
 	h.check(h.load(), nil, h.next)
+}
+
+// TestOrphansSkipSharedLocation: a table created at (or inside) another
+// table's location must not have the other's files removed as its own
+// orphans (a trial created fin.evil at fin.payroll's location with
+// maintenance on and lost payroll's data). The job skips it, naming the
+// other table; the other table's files stay.
+func TestOrphansSkipSharedLocation(t *testing.T) {
+	h := newHarness(t, nil)
+	h.ingest(3, 10)
+	victim := h.files("")
+	age(t, 48*time.Hour, victim...)
+	loc := h.load().Location()
+	for _, name := range []string{"evil", "evil_inside"} {
+		at := loc
+		if name == "evil_inside" {
+			at = loc + "/data"
+		}
+		_, err := h.cat.CreateTable(h.ctx, h.wh, tableIdent.Namespace, spec.CreateTableRequest{Name: name, Schema: testSchema,
+			Location: at, Properties: map[string]string{"tarn.maintenance.enabled": "true"}})
+		require.NoError(t, err)
+		rs, err := h.sched.RunJobs(h.ctx, catalog.Ident{Namespace: tableIdent.Namespace, Name: name}, []string{maintenance.JobOrphans})
+		require.NoError(t, err)
+		require.Len(t, rs, 1)
+		assert.Contains(t, []string{"location shared with air.flights", "location shared with air.evil"}, rs[0].Skipped, name)
+	}
+	for _, p := range victim {
+		require.True(t, exists(p), "the other table's file is kept: %s", p)
+	}
+	h.check(h.load(), nil, 30)
 }
