@@ -252,6 +252,9 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit, reba
 	if err := wh.checkLocation("table location", s.next.Location()); err != nil {
 		return s, err
 	}
+	if locs := tableLocations(s.next); s.base == nil || !slices.Equal(locs, tableLocations(s.base)) {
+		s.change.Locations = locs
+	}
 	if s.js, err = json.Marshal(s.next); err != nil {
 		return s, err
 	}

@@ -205,7 +205,9 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, tableL
 // checkSignHeaders checks the headers that widen what a signed request
 // does: x-amz-copy-source (CopyObject, UploadPartCopy) must name one
 // object inside the table's location, on a PUT of an object; x-amz-acl
-// may only keep objects private; x-amz-grant-* is refused.
+// may only keep objects private; x-amz-grant-*, object lock and website
+// redirects are refused (x-amz-tagging is allowed: Java's S3FileIO sends
+// it for s3.write.tags.*).
 func checkSignHeaders(req spec.RemoteSignRequest, bucket, key string, inside func(string) bool) error {
 	for name, vs := range req.Headers {
 		lname := strings.ToLower(name)
@@ -230,7 +232,12 @@ func checkSignHeaders(req spec.RemoteSignRequest, bucket, key string, inside fun
 					return Errorf(ErrSignOutsideLocation, "x-amz-acl %q cannot be signed", v)
 				}
 			}
-		case strings.HasPrefix(lname, "x-amz-grant-"):
+		case strings.HasPrefix(lname, "x-amz-grant-"), lname == "x-amz-website-redirect-location",
+			strings.HasPrefix(lname, "x-amz-object-lock-"), lname == "x-amz-bypass-governance-retention":
+			// Grants widen access; a website redirect sends readers of
+			// the bucket's website elsewhere; object lock would keep
+			// the catalog's own expiry and purge from deleting files.
+			// Iceberg's FileIOs send none of them.
 			return Errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
 		}
 	}

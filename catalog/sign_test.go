@@ -181,6 +181,15 @@ func TestSignS3RequestQueryAllowList(t *testing.T) {
 	require.NoError(t, sign("PUT", obj, map[string][]string{"x-amz-acl": {"bucket-owner-full-control"}}))
 	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"x-amz-acl": {"public-read"}}), catalog.ErrForbidden)
 	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"X-Amz-Grant-Read": {"uri=http://acs.amazonaws.com/groups/global/AllUsers"}}), catalog.ErrForbidden)
+	for _, h := range []map[string][]string{
+		{"x-amz-website-redirect-location": {"https://evil.example/"}},
+		{"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "x-amz-object-lock-retain-until-date": {"2099-01-01T00:00:00Z"}},
+		{"x-amz-object-lock-legal-hold": {"ON"}},
+		{"x-amz-bypass-governance-retention": {"true"}},
+	} {
+		require.ErrorIs(t, sign("PUT", obj, h), catalog.ErrForbidden, "%v", h)
+	}
+	require.NoError(t, sign("PUT", obj, map[string][]string{"x-amz-tagging": {"team=data"}}), "s3.write.tags.* is signed")
 }
 
 // A table of another warehouse (signing through the wrong prefix) is not

@@ -31,6 +31,11 @@ type Pointer struct {
 	// Version is 1 after create and grows by one per commit; compare-and-swap
 	// compares it.
 	Version int64
+	// Locations are the directories the table's or view's files are
+	// written under (location, write.data.path, write.metadata.path),
+	// normalised and sorted; empty for a pointer stored before Tarn
+	// recorded them (PointerLocations then derives one).
+	Locations []string
 }
 
 // PointerChange is one compare-and-swap of a transaction.
@@ -43,6 +48,12 @@ type PointerChange struct {
 	// MetadataLocation is the new metadata file; "" makes the change a
 	// check only: the version must match and nothing is written.
 	MetadataLocation string
+	// Locations, when not nil, are the directories the new metadata writes
+	// under (see Pointer.Locations): the store records them and refuses
+	// the change with LocationInUseError when they overlap those of any
+	// other table or view (LocationsOverlap). nil keeps the current ones;
+	// a create must set them.
+	Locations []string
 }
 
 // Page asks for one page of a listing.
@@ -84,7 +95,9 @@ type Store interface {
 	// CommitPointers applies all changes or none. Errors: ErrCommitFailed
 	// wrapped when a version differs; ErrTableAlreadyExists or
 	// ErrViewAlreadyExists when a create finds the identifier taken;
-	// ErrNoSuchNamespace when a create's namespace does not exist. A
+	// ErrNoSuchNamespace when a create's namespace does not exist;
+	// LocationInUseError (ErrInvalidArgument) when a change's Locations
+	// overlap another pointer's, checked in the same atomic step. A
 	// returned catalog sentinel or ctx.Err() promises that nothing was
 	// written: the caller then deletes the metadata files it prepared. Any
 	// other error leaves the outcome unknown (CommitStateUnknown), and the

@@ -91,7 +91,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err != nil {
 		return nil, err
 	}
-	err = c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindTable, MetadataLocation: mloc}})
+	err = c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindTable, MetadataLocation: mloc, Locations: tableLocations(md)}})
 	if err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
@@ -252,7 +252,7 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 	if err := wh.checkLocation("table location", md.Location()); err != nil {
 		return nil, err
 	}
-	change := PointerChange{Ident: id, Kind: KindTable, MetadataLocation: req.MetadataLocation}
+	change := PointerChange{Ident: id, Kind: KindTable, MetadataLocation: req.MetadataLocation, Locations: tableLocations(md)}
 	if req.Overwrite {
 		if cur, err := c.store.LoadPointer(ctx, id, KindTable); err == nil {
 			change.ExpectedVersion = cur.Version

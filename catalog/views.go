@@ -70,7 +70,7 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	if err != nil {
 		return nil, err
 	}
-	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: mloc}}); err != nil {
+	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: mloc, Locations: []string{normLocation(loc)}}}); err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
 	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
@@ -128,7 +128,11 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 		if err != nil {
 			return false, err
 		}
-		if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, ExpectedVersion: p.Version, MetadataLocation: mloc}}); err != nil {
+		change := PointerChange{Ident: id, Kind: KindView, ExpectedVersion: p.Version, MetadataLocation: mloc}
+		if normLocation(built.Location()) != normLocation(base.Location()) {
+			change.Locations = []string{normLocation(built.Location())}
+		}
+		if err := c.store.CommitPointers(ctx, []PointerChange{change}); err != nil {
 			err = c.abandon(ctx, wh, err, mloc)
 			return errors.Is(err, ErrCommitFailed), err
 		}
@@ -188,7 +192,7 @@ func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace,
 	if err := wh.checkLocation("view location", md.Location()); err != nil {
 		return nil, err
 	}
-	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: req.MetadataLocation}}); err != nil {
+	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: req.MetadataLocation, Locations: []string{normLocation(md.Location())}}}); err != nil {
 		return nil, err
 	}
 	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: 1}, nil

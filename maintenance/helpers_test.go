@@ -50,6 +50,7 @@ type harness struct {
 	t     testing.TB
 	ctx   context.Context
 	cat   *catalog.Catalog
+	store catalog.Store
 	wh    *catalog.Warehouse
 	tio   *catalog.TableIO
 	ident table.Identifier
@@ -64,13 +65,13 @@ type harness struct {
 func newHarness(t testing.TB, props map[string]string) *harness {
 	t.Helper()
 	ctx := context.Background()
-	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
+	cat, wh, store := testserver.NewCatalog(t, t.TempDir(), nil)
 	require.NoError(t, cat.CreateNamespace(ctx, tableIdent.Namespace, nil))
 	ps := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{4}, FieldID: 1000, Name: "origin", Transform: iceberg.IdentityTransform{}})
 	_, err := cat.CreateTable(ctx, wh, tableIdent.Namespace, spec.CreateTableRequest{Name: tableIdent.Name, Schema: testSchema,
 		PartitionSpec: &iceberg.UnboundPartitionSpec{PartitionSpec: ps}, Properties: props})
 	require.NoError(t, err)
-	h := &harness{t: t, ctx: ctx, cat: cat, wh: wh, tio: cat.TableIO(wh), ident: table.Identifier{"air", "flights"},
+	h := &harness{t: t, ctx: ctx, cat: cat, store: store, wh: wh, tio: cat.TableIO(wh), ident: table.Identifier{"air", "flights"},
 		reg: prometheus.NewRegistry()}
 	h.sink, err = sink.Open(ctx, h.tio, sink.Config{Table: h.ident, Cluster: testCluster, Topic: testTopic})
 	require.NoError(t, err)

@@ -1,8 +1,10 @@
 package maintenance_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,11 +79,12 @@ func TestOrphansRemovedReferencedAndInFlightKept(t *testing.T) {
 	h.check(h.load(), nil, h.next)
 }
 
-// TestOrphansSkipSharedLocation: a table created at (or inside) another
-// table's location must not have the other's files removed as its own
-// orphans (a trial created fin.evil at fin.payroll's location with
-// maintenance on and lost payroll's data). The job skips it, naming the
-// other table; the other table's files stay.
+// TestOrphansSkipSharedLocation: a table at (or inside) another table's
+// location must not have the other's files removed as its own orphans (a
+// trial created fin.evil at fin.payroll's location with maintenance on
+// and lost payroll's data). The catalog now refuses such a table; one a
+// catalog holds from before is skipped by the job, which names the other
+// table, and the other table's files stay.
 func TestOrphansSkipSharedLocation(t *testing.T) {
 	h := newHarness(t, nil)
 	h.ingest(3, 10)
@@ -93,10 +96,29 @@ func TestOrphansSkipSharedLocation(t *testing.T) {
 		if name == "evil_inside" {
 			at = loc + "/data"
 		}
-		_, err := h.cat.CreateTable(h.ctx, h.wh, tableIdent.Namespace, spec.CreateTableRequest{Name: name, Schema: testSchema,
-			Location: at, Properties: map[string]string{"tarn.maintenance.enabled": "true"}})
+		req := spec.CreateTableRequest{Name: name, Schema: testSchema, Location: at, Properties: map[string]string{"tarn.maintenance.enabled": "true"}}
+		_, err := h.cat.CreateTable(h.ctx, h.wh, tableIdent.Namespace, req)
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, "the catalog refuses %s at %s", name, at)
+
+		// As recorded before the catalog refused it: a metadata file whose
+		// location is at, and a pointer without Locations.
+		req.Location = ""
+		created, err := h.cat.CreateTable(h.ctx, h.wh, tableIdent.Namespace, req)
 		require.NoError(t, err)
-		rs, err := h.sched.RunJobs(h.ctx, catalog.Ident{Namespace: tableIdent.Namespace, Name: name}, []string{maintenance.JobOrphans})
+		var md map[string]any
+		require.NoError(t, json.Unmarshal(created.MetadataJSON, &md))
+		md["location"] = at
+		js, err := json.Marshal(md)
+		require.NoError(t, err)
+		mloc := strings.Replace(created.MetadataLocation, "/00000-", "/00001-", 1)
+		require.NoError(t, os.WriteFile(strings.TrimPrefix(mloc, "file://"), js, 0o644))
+		id := catalog.Ident{Namespace: tableIdent.Namespace, Name: name}
+		require.NoError(t, h.store.CommitPointers(h.ctx, []catalog.PointerChange{{Ident: id, Kind: catalog.KindTable, ExpectedVersion: 1, MetadataLocation: mloc}}))
+		legacy, err := h.cat.LoadTable(h.ctx, h.wh, id)
+		require.NoError(t, err)
+		require.Contains(t, string(legacy.MetadataJSON), `"location":"`+at+`"`)
+
+		rs, err := h.sched.RunJobs(h.ctx, id, []string{maintenance.JobOrphans})
 		require.NoError(t, err)
 		require.Len(t, rs, 1)
 		assert.Contains(t, []string{"location shared with air.flights", "location shared with air.evil"}, rs[0].Skipped, name)

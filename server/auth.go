@@ -197,20 +197,20 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		if err != nil {
 			return nil, err
 		}
-		checks := []check{{auth.Create, n}}
-		if route == "/namespaces/:namespace/tables" {
-			// createTable and stage-create with an explicit location.
-			var req struct {
-				Location string `json:"location"`
-			}
-			if err := peekBody(c, &req); err != nil {
-				return nil, err
-			}
-			if req.Location != "" && s.locationNeedsManage(c, n.Namespace, req.Location, true) {
-				checks = append(checks, check{auth.Manage, auth.Catalog()})
-			}
+		// createTable, stage-create and createView with an explicit
+		// location or (tables) write.data.path / write.metadata.path.
+		var req struct {
+			Location   string            `json:"location"`
+			Properties map[string]string `json:"properties"`
 		}
-		return checks, nil
+		if err := peekBody(c, &req); err != nil {
+			return nil, err
+		}
+		if (req.Location != "" && s.locationNeedsManage(c, n.Namespace, req.Location, true)) ||
+			s.pathPropertiesNeedManage(c, n.Namespace, req.Properties) {
+			return []check{{auth.Create, n}, {auth.Manage, auth.Catalog()}}, nil
+		}
+		return []check{{auth.Create, n}}, nil
 	case "/namespaces/:namespace/register", "/namespaces/:namespace/register-view":
 		n, err := ns()
 		if err != nil {
@@ -237,7 +237,7 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		case http.MethodGet, http.MethodHead:
 			return one(auth.Read, t, err)
 		case http.MethodPost:
-			if err != nil || param != "table" {
+			if err != nil {
 				return one(auth.Write, t, err)
 			}
 			var req struct {
@@ -332,21 +332,38 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 	return one(auth.Manage, auth.Catalog(), nil)
 }
 
-// locationUpdate is the part of a table update that can move it.
+// locationUpdate is the part of a table or view update that can move
+// its files: set-location, and set-properties of a path property.
 type locationUpdate struct {
-	Action   string `json:"action"`
-	Location string `json:"location"`
+	Action   string            `json:"action"`
+	Location string            `json:"location"`
+	Updates  map[string]string `json:"updates"`
 }
 
-// setLocationChecks asks manage on the catalog when updates set a
-// table of namespace ns to a location outside ns's own directory.
+// setLocationChecks asks manage on the catalog when updates move a table
+// or view of namespace ns, or some of its files (write.data.path,
+// write.metadata.path), outside ns's own directory.
 func (s *Server) setLocationChecks(c echo.Context, ns []string, updates []locationUpdate) []check {
 	for _, u := range updates {
-		if u.Action == "set-location" && s.locationNeedsManage(c, ns, u.Location, false) {
+		if (u.Action == "set-location" && s.locationNeedsManage(c, ns, u.Location, false)) ||
+			(u.Action == "set-properties" && s.pathPropertiesNeedManage(c, ns, u.Updates)) {
 			return []check{{auth.Manage, auth.Catalog()}}
 		}
 	}
 	return nil
+}
+
+// pathPropertiesNeedManage reports whether table properties props set a
+// path property (catalog.FilePathProperties) outside namespace ns's own
+// directory: as with a location there, some of the table's files would
+// be written into (and purged from) a directory of another namespace.
+func (s *Server) pathPropertiesNeedManage(c echo.Context, ns []string, props map[string]string) bool {
+	for _, k := range catalog.FilePathProperties {
+		if v := props[k]; v != "" && s.locationNeedsManage(c, ns, v, false) {
+			return true
+		}
+	}
+	return false
 }
 
 // nsLevel is a namespace level that is its own directory name: the
@@ -498,8 +515,7 @@ func (s *Server) visibleTopics(c echo.Context, list []topics.Status) ([]topics.S
 
 // token serves POST /oauth/tokens and /v1/oauth/tokens: a form body
 // (RFC 6749 §4.4), client credentials in the body or HTTP Basic (whose
-// parts are form-encoded, §2.3.1), or a bearer token naming the caller
-// of a token exchange (RFC 8693, with actor_token). Errors use OAuth2's JSON form, not
+// parts are form-encoded, §2.3.1). Errors use OAuth2's JSON form, not
 // ErrorModel, as the spec's OAuthError says.
 func (s *Server) token(c echo.Context) error {
 	r := c.Request()
@@ -515,11 +531,7 @@ func (s *Server) token(c echo.Context) error {
 	}
 	req := auth.TokenRequest{GrantType: r.PostForm.Get("grant_type"), ClientID: r.PostForm.Get("client_id"),
 		ClientSecret: r.PostForm.Get("client_secret"), Scope: r.PostForm.Get("scope"),
-		SubjectToken: r.PostForm.Get("subject_token"), SubjectTokenType: r.PostForm.Get("subject_token_type"),
-		ActorToken: r.PostForm.Get("actor_token"), ActorTokenType: r.PostForm.Get("actor_token_type")}
-	if scheme, tok, _ := strings.Cut(r.Header.Get(echo.HeaderAuthorization), " "); strings.EqualFold(scheme, "Bearer") {
-		req.ClientToken = strings.TrimSpace(tok) // a token exchange's caller (auth.Service.Token)
-	}
+		SubjectToken: r.PostForm.Get("subject_token"), SubjectTokenType: r.PostForm.Get("subject_token_type")}
 	if u, p, ok := r.BasicAuth(); ok {
 		u1, err1 := url.QueryUnescape(u)
 		p1, err2 := url.QueryUnescape(p)

@@ -588,9 +588,10 @@ func TestIcebergGoCatalogConformanceOAuth2(t *testing.T) {
 // sales only may not register hr.pay's metadata as sales.stolen (it
 // would read hr's rows through it), nor create or stage-create a sales
 // table, nor set a sales table's location, pointing into hr's directory:
-// each is 403 ForbiddenException and changes nothing. A location under
-// sales's own directory is allowed; root (manage on the catalog) may
-// register.
+// each is 403 ForbiddenException and changes nothing (so is a
+// write.data.path / write.metadata.path or a view location there). A
+// location under sales's own directory is allowed unless it overlaps
+// another table's files (400, for root too).
 func TestAuthLocationHijackRefused(t *testing.T) {
 	e := newAuthEnv(t)
 	e.seed(t)
@@ -625,8 +626,14 @@ func TestAuthLocationHijackRefused(t *testing.T) {
 		if !strings.Contains(loc, "..") { // createTable refuses '..' itself (400)
 			forbidden(http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"stolen","location":"`+loc+`","schema":`+schemaJSON+`}`)
 			forbidden(http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"stolen","location":"`+loc+`","stage-create":true,"schema":`+schemaJSON+`}`)
+			forbidden(http.MethodPost, "/v1/namespaces/sales/views", `{"name":"stolen","location":"`+loc+`","schema":`+schemaJSON+`,"view-version":{}}`)
 		}
 		forbidden(http.MethodPost, "/v1/namespaces/sales/tables/orders", `{"requirements":[],"updates":[{"action":"set-location","location":"`+loc+`"}]}`)
+		for _, prop := range []string{"write.data.path", "write.metadata.path"} {
+			forbidden(http.MethodPost, "/v1/namespaces/sales/tables/orders", `{"requirements":[],"updates":[{"action":"set-properties","updates":{"`+prop+`":"`+loc+`"}}]}`)
+			forbidden(http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"stolen","properties":{"`+prop+`":"`+loc+`"},"schema":`+schemaJSON+`}`)
+		}
+		forbidden(http.MethodPost, "/v1/namespaces/sales/views/v", `{"requirements":[],"updates":[{"action":"set-location","location":"`+loc+`"}]}`)
 		forbidden(http.MethodPost, "/v1/transactions/commit", `{"table-changes":[{"identifier":{"namespace":["sales"],"name":"orders"},"requirements":[],"updates":[{"action":"set-location","location":"`+loc+`"}]}]}`)
 	}
 	assert.Equal(t, before, e.state(t), "refused requests changed nothing")
@@ -636,11 +643,34 @@ func TestAuthLocationHijackRefused(t *testing.T) {
 	assert.Equal(t, whLoc+"/sales/mine-here", decodeJSON[struct {
 		Metadata map[string]any `json:"metadata"`
 	}](t, r).Metadata["location"])
-	// Root may register (manage on the catalog).
-	r = e.must(t, root, http.StatusOK, http.MethodPost, "/v1/namespaces/sales/register", `{"name":"adopted","metadata-location":"`+pay.MetadataLocation+`"}`)
-	assert.Equal(t, hrLoc, decodeJSON[struct {
+
+	// Inside sales's own directory, another table's files are still not
+	// eve's: a location at, inside or above sales.orders's, or a data or
+	// metadata path inside it, is 400 for a new table and for a commit.
+	r = e.must(t, root, http.StatusOK, http.MethodGet, "/v1/namespaces/sales/tables/orders", "")
+	ordersLoc := decodeJSON[struct {
 		Metadata map[string]any `json:"metadata"`
-	}](t, r).Metadata["location"])
+	}](t, r).Metadata["location"].(string)
+	before = e.state(t)
+	overlapping := func(method, path, body string) {
+		t.Helper()
+		r := e.must(t, tok, http.StatusBadRequest, method, path, body)
+		assert.Contains(t, decodeJSON[spec.ErrorResponse](t, r).Error.Message, "overlaps the files of another table or view")
+	}
+	for _, loc := range []string{ordersLoc, ordersLoc + "/data"} {
+		overlapping(http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"stolen","location":"`+loc+`","schema":`+schemaJSON+`}`)
+		overlapping(http.MethodPost, "/v1/namespaces/sales/tables/mine", `{"requirements":[],"updates":[{"action":"set-location","location":"`+loc+`"}]}`)
+	}
+	for _, prop := range []string{"write.data.path", "write.metadata.path"} {
+		overlapping(http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"stolen","properties":{"`+prop+`":"`+ordersLoc+`/data"},"schema":`+schemaJSON+`}`)
+		overlapping(http.MethodPost, "/v1/namespaces/sales/tables/mine", `{"requirements":[],"updates":[{"action":"set-properties","updates":{"`+prop+`":"`+ordersLoc+`/data"}}]}`)
+	}
+	assert.Equal(t, before, e.state(t), "refused requests changed nothing")
+
+	// Not even root may register hr.pay's metadata as a second table
+	// while hr.pay lives: both would own the same files.
+	r = e.must(t, root, http.StatusBadRequest, http.MethodPost, "/v1/namespaces/sales/register", `{"name":"adopted","metadata-location":"`+pay.MetadataLocation+`"}`)
+	assert.Contains(t, decodeJSON[spec.ErrorResponse](t, r).Error.Message, "overlaps the files of another table or view")
 }
 
 // TestAuthTokensEndWithCredentials: over HTTP, after

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
 )
 
 // filesUnder lists the regular files below a file:// location.
@@ -81,9 +84,46 @@ func TestDropTablePurge(t *testing.T) {
 	})
 }
 
+// registerLegacyCopy records table copy in ns on metadataLocation straight
+// in the store, without Locations, as a catalog written before Tarn
+// recorded them could hold it (registering a copy over REST is refused
+// now: TestRegisterCopyOfLiveTableRefused).
+func registerLegacyCopy(t *testing.T, e *env, ns table.Identifier, metadataLocation string) {
+	t.Helper()
+	require.NoError(t, e.srv.Store.CommitPointers(t.Context(), []catalog.PointerChange{{
+		Ident: catalog.Ident{Namespace: catalog.Namespace(ns), Name: "copy"}, Kind: catalog.KindTable, MetadataLocation: metadataLocation,
+	}}))
+}
+
+// TestRegisterCopyOfLiveTableRefused: registering a second table on a
+// live table's metadata file is refused (400), for root too, and changes
+// nothing; once the original is dropped (its files kept), the same
+// registration adopts the files.
+func TestRegisterCopyOfLiveTableRefused(t *testing.T) {
+	e := newEnv(t)
+	ns := e.namespace(t, "p")
+	tbl := appendRows(t, e.createTable(t, ns, "orders"), 1, 2, 3)
+	reg := map[string]string{"name": "copy", "metadata-location": tbl.MetadataLocation()}
+	rsp := e.do(t, http.MethodPost, prefixPath("/namespaces/p/register"), reg)
+	em := requireBadRequest(t, rsp)
+	require.Contains(t, em.Message, "overlaps the files of another table or view")
+	exists, err := e.cat.CheckTableExists(t.Context(), tableIdent(ns, "copy"))
+	require.NoError(t, err)
+	require.False(t, exists)
+
+	rsp = e.do(t, http.MethodDelete, tablePath(ns, "orders"), nil)
+	require.Equal(t, http.StatusNoContent, rsp.Status, "body: %s", rsp.Body)
+	rsp = e.do(t, http.MethodPost, prefixPath("/namespaces/p/register"), reg)
+	require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)
+	count, _ := scanCountAndSum(t, e.load(t, tableIdent(ns, "copy")))
+	require.EqualValues(t, 3, count)
+}
+
 // Regression: registering a second table on an existing table's metadata
 // file and purging that copy deleted the original's data, manifests and
 // metadata, leaving the original pointing at a missing metadata file.
+// Such a copy can no longer be registered, but a catalog may hold one
+// from before: its purge still keeps the shared files.
 func TestPurgeOfRegisteredCopyKeepsSharedFiles(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "p")
@@ -91,9 +131,8 @@ func TestPurgeOfRegisteredCopyKeepsSharedFiles(t *testing.T) {
 	tbl = appendRows(t, tbl, 1, 2, 3)
 	before := filesUnder(t, tbl.Location())
 
-	rsp := e.do(t, http.MethodPost, prefixPath("/namespaces/p/register"), map[string]string{"name": "copy", "metadata-location": tbl.MetadataLocation()})
-	require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)
-	rsp = e.do(t, http.MethodDelete, tablePath(ns, "copy")+"?purgeRequested=true", nil)
+	registerLegacyCopy(t, e, ns, tbl.MetadataLocation())
+	rsp := e.do(t, http.MethodDelete, tablePath(ns, "copy")+"?purgeRequested=true", nil)
 	require.Equal(t, http.StatusNoContent, rsp.Status, "body: %s", rsp.Body)
 
 	require.ElementsMatch(t, before, filesUnder(t, tbl.Location()), "the original's files stay")
@@ -109,6 +148,8 @@ func TestPurgeOfRegisteredCopyKeepsSharedFiles(t *testing.T) {
 // Regression: with write.metadata.delete-after-commit.enabled, commits to a
 // table registered from another table's metadata file deleted that file once
 // it left the copy's metadata log, and the original then answered 404.
+// (Such a copy is one a catalog may hold from before registering copies
+// was refused.)
 func TestDeleteAfterCommitKeepsSharedMetadata(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "p")
@@ -117,8 +158,7 @@ func TestDeleteAfterCommitKeepsSharedMetadata(t *testing.T) {
 	require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)
 	orig := e.load(t, tableIdent(ns, "orig"))
 
-	rsp = e.do(t, http.MethodPost, prefixPath("/namespaces/p/register"), map[string]string{"name": "copy", "metadata-location": orig.MetadataLocation()})
-	require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)
+	registerLegacyCopy(t, e, ns, orig.MetadataLocation())
 	for i := range 3 {
 		rsp = e.do(t, http.MethodPost, tablePath(ns, "copy"), `{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"`+strings.Repeat("v", i+1)+`"}}]}`)
 		require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)

@@ -228,7 +228,14 @@ func TestViews(t *testing.T) {
 	})
 
 	t.Run("register from an existing metadata file", func(t *testing.T) {
-		loc, md := e.loadViewRaw(t, ns, "v")
+		_, err := e.cat.CreateView(t.Context(), tableIdent(ns, "regsrc"), viewVersion(t, ns, "select 5"), idDataSchema())
+		require.NoError(t, err)
+		loc, md := e.loadViewRaw(t, ns, "regsrc")
+		// While regsrc exists its location is taken: a second view there
+		// would share (and on replace, rewrite) its metadata directory.
+		r := e.do(t, http.MethodPost, prefixPath("/namespaces/other/register-view"), spec.RegisterViewRequest{Name: "registered", MetadataLocation: loc})
+		requireError(t, r, http.StatusBadRequest, "IllegalArgumentException")
+		require.NoError(t, e.cat.DropView(t.Context(), tableIdent(ns, "regsrc")))
 		registered, err := e.cat.RegisterView(t.Context(), tableIdent(other, "registered"), loc)
 		require.NoError(t, err)
 		assert.Equal(t, loc, registered.MetadataLocation())

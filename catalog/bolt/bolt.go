@@ -119,6 +119,7 @@ type pointerRecord struct {
 	Kind             catalog.Kind `json:"kind"`
 	MetadataLocation string       `json:"metadata-location"`
 	Version          int64        `json:"version"`
+	Locations        []string     `json:"locations,omitempty"`
 }
 
 func getPointer(tx *bbolt.Tx, id catalog.Ident) (pointerRecord, bool, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -85,9 +86,41 @@ func (s *Store) CommitPointers(ctx context.Context, changes []catalog.PointerCha
 				}
 				continue
 			}
-			next := pointerRecord{Kind: c.Kind, MetadataLocation: c.MetadataLocation, Version: c.ExpectedVersion + 1}
+			next := pointerRecord{Kind: c.Kind, MetadataLocation: c.MetadataLocation, Version: c.ExpectedVersion + 1, Locations: cur.Locations}
+			if c.Locations != nil {
+				next.Locations = c.Locations
+			}
 			if err := putPointer(tx, c.Ident, next); err != nil {
 				return err
+			}
+		}
+		return checkLocationsFree(tx, changes)
+	})
+}
+
+// checkLocationsFree returns catalog.LocationInUseError when a change
+// that sets Locations overlaps any other pointer as it stands after the
+// changes (written in tx already, so two changes of one batch are
+// checked against each other too). It reads every pointer: creating a
+// table or moving one is rare next to commits, which set no Locations.
+func checkLocationsFree(tx *bbolt.Tx, changes []catalog.PointerChange) error {
+	var moved []catalog.PointerChange
+	for _, c := range changes {
+		if c.Locations != nil && c.MetadataLocation != "" {
+			moved = append(moved, c)
+		}
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	return tx.Bucket(bucketPointers).ForEach(func(k, v []byte) error {
+		var r pointerRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("bolt: corrupt pointer %q: %w", k, err)
+		}
+		for _, c := range moved {
+			if !bytes.Equal(k, pointerKey(c.Ident)) && catalog.LocationsOverlap(c.Locations, catalog.PointerLocations(catalog.Pointer(r))) {
+				return catalog.LocationInUseError(c.Kind, c.Ident, c.Locations)
 			}
 		}
 		return nil

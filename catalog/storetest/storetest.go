@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 	t.Run("ListPointers", func(t *testing.T) { testListPointers(t, newStore) })
 	t.Run("DropPointer", func(t *testing.T) { testDropPointer(t, newStore) })
 	t.Run("RenamePointer", func(t *testing.T) { testRenamePointer(t, newStore) })
+	t.Run("Locations", func(t *testing.T) { testLocations(t, newStore) })
 	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testConcurrentCAS(t, newStore) })
 	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, newStore) })
 }
@@ -1071,5 +1072,91 @@ func testIdempotency(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 		got, err = s.ExpireIdempotencyRecords(t.Context(), now.Add(time.Hour))
 		require.NoError(t, err)
 		assert.Equal(t, len(live), got)
+	})
+}
+
+// testLocations checks that a change setting Locations is refused, with
+// nothing written, when they overlap another pointer's (equal, inside or
+// containing), and that everything else leaves them alone.
+func testLocations(t *testing.T, newStore func(t *testing.T) catalog.Store) {
+	const wh = "s3://bucket/wh"
+	setup := func(t *testing.T) catalog.Store {
+		s := newStore(t)
+		createNamespaces(t, s, ns("a"), ns("b"))
+		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{{
+			Ident: id("a", "t"), Kind: catalog.KindTable, MetadataLocation: wh + "/a/t/metadata/00000.metadata.json",
+			Locations: []string{wh + "/a/t", wh + "/data/t"},
+		}}))
+		return s
+	}
+	for _, tt := range []struct {
+		name    string
+		kind    catalog.Kind
+		locs    []string
+		overlap bool
+	}{
+		{"same location", catalog.KindTable, []string{wh + "/a/t"}, true},
+		{"inside it", catalog.KindTable, []string{wh + "/a/t/data/x"}, true},
+		{"containing it", catalog.KindTable, []string{wh + "/a"}, true},
+		{"a view at it", catalog.KindView, []string{wh + "/a/t"}, true},
+		{"a data path inside its data path", catalog.KindTable, []string{wh + "/b/u", wh + "/data/t/x"}, true},
+		{"a name prefix is not inside", catalog.KindTable, []string{wh + "/a/t2"}, false},
+		{"a sibling", catalog.KindTable, []string{wh + "/b/u"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := setup(t)
+			err := s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("b", "u"), Kind: tt.kind, MetadataLocation: loc("u"), Locations: tt.locs}})
+			if !tt.overlap {
+				require.NoError(t, err)
+				got, err := s.LoadPointer(t.Context(), id("b", "u"), tt.kind)
+				require.NoError(t, err)
+				require.Equal(t, tt.locs, got.Locations)
+				return
+			}
+			require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+			require.Contains(t, err.Error(), tt.locs[0])
+			require.NotContains(t, err.Error(), "a.t", "the error must not name the other table")
+			requireNoPointer(t, s, id("b", "u"))
+		})
+	}
+	t.Run("a move onto another table is refused and changes nothing", func(t *testing.T) {
+		s := setup(t)
+		create(t, s, id("b", "u"), catalog.KindTable, loc("u"))
+		err := s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("b", "u"), Kind: catalog.KindTable, ExpectedVersion: 1, MetadataLocation: loc("u2"), Locations: []string{wh + "/a/t/x"}}})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+		requirePointer(t, s, id("b", "u"), catalog.KindTable, catalog.Pointer{Kind: catalog.KindTable, MetadataLocation: loc("u"), Version: 1})
+	})
+	t.Run("a commit without Locations keeps them, and a table may keep its own", func(t *testing.T) {
+		s := setup(t)
+		t1 := wh + "/a/t/metadata/00001.metadata.json"
+		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("a", "t"), Kind: catalog.KindTable, ExpectedVersion: 1, MetadataLocation: t1}}))
+		requirePointer(t, s, id("a", "t"), catalog.KindTable, catalog.Pointer{Kind: catalog.KindTable, MetadataLocation: t1, Version: 2, Locations: []string{wh + "/a/t", wh + "/data/t"}})
+		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("a", "t"), Kind: catalog.KindTable, ExpectedVersion: 2, MetadataLocation: loc("t3"), Locations: []string{wh + "/a/t"}}}))
+	})
+	t.Run("two changes of one batch are checked against each other", func(t *testing.T) {
+		s := setup(t)
+		err := s.CommitPointers(t.Context(), []catalog.PointerChange{
+			{Ident: id("b", "u"), Kind: catalog.KindTable, MetadataLocation: loc("u"), Locations: []string{wh + "/b/u"}},
+			{Ident: id("b", "v"), Kind: catalog.KindTable, MetadataLocation: loc("v"), Locations: []string{wh + "/b/u/v"}},
+		})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+		requireNoPointer(t, s, id("b", "u"))
+		requireNoPointer(t, s, id("b", "v"))
+	})
+	t.Run("a dropped table frees its location; a renamed one keeps it", func(t *testing.T) {
+		s := setup(t)
+		require.NoError(t, s.RenamePointer(t.Context(), id("a", "t"), id("b", "t"), catalog.KindTable))
+		err := s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("a", "t"), Kind: catalog.KindTable, MetadataLocation: loc("t"), Locations: []string{wh + "/a/t"}}})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+		_, err = s.DropPointer(t.Context(), id("b", "t"), catalog.KindTable)
+		require.NoError(t, err)
+		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("a", "t"), Kind: catalog.KindTable, MetadataLocation: loc("t"), Locations: []string{wh + "/a/t"}}}))
+	})
+	t.Run("a pointer stored without Locations counts by its metadata's directory", func(t *testing.T) {
+		s := newStore(t)
+		createNamespaces(t, s, ns("a"))
+		create(t, s, id("a", "old"), catalog.KindTable, wh+"/a/old/metadata/00003.metadata.json")
+		err := s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("a", "new"), Kind: catalog.KindTable, MetadataLocation: loc("new"), Locations: []string{wh + "/a/old/sub"}}})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument)
 	})
 }

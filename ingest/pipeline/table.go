@@ -28,6 +28,22 @@ const (
 	CompressionCodec    = "zstd"
 )
 
+// dictionaryEncodingProperty is iceberg-go's per-column switch for
+// Parquet dictionary encoding (write.parquet.dict-encoding-enabled.column.
+// then the Parquet column path, "true" or "false"; default true).
+const dictionaryEncodingProperty = "write.parquet.dict-encoding-enabled.column."
+
+// plainKafkaColumns are the _kafka columns written without a Parquet
+// dictionary: offsets are unique per partition and timestamps nearly so,
+// so a dictionary only grows until the writer gives up on it (at
+// write.parquet.dict-size-bytes, 2 MiB) and falls back to plain, after
+// hashing every value. Plain and zstd compress them smaller than the
+// dictionary attempt does (BenchmarkBufferToParquet: files 13 % smaller
+// and 5-10 % less CPU for the whole decode and write path). The other
+// columns keep iceberg-go's default (dictionary on): user columns are
+// often low-cardinality, and partition is.
+var plainKafkaColumns = []string{KafkaColumn + ".offset", KafkaColumn + ".timestamp"}
+
 // kafkaField is the _kafka column: {partition int, offset long, timestamp
 // timestamptz, key binary, headers list<struct<key string, value
 // binary>>}. The column, partition, offset and timestamp are always set,
@@ -79,7 +95,8 @@ func TableSchema(user *iceberg.Schema) (*iceberg.Schema, error) {
 // in warehouse wh with TableSchema(user), cfg's partition spec (default
 // day(_kafka.timestamp)), no sort order (the sink writes unsorted tables
 // only, so that row positions follow the batch order) and
-// write.parquet.compression-codec=zstd plus maintenance.TableDefaults
+// write.parquet.compression-codec=zstd, no Parquet dictionary for
+// _kafka.offset and _kafka.timestamp, plus maintenance.TableDefaults
 // (tableProperties). An existing table is left as it
 // is, after checking that its _kafka column has DESIGN.md's shape.
 // created reports whether this call created the table. In error mode
@@ -140,13 +157,18 @@ func ensureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 	return true, nil
 }
 
-// tableProperties are a new table's properties: zstd, and maintenance's
-// defaults for tables Tarn owns (snapshot retention in hours, manifest
-// merging, old metadata files deleted; maintenance.TableDefaults), which
-// keep the metadata small at a 1 s commit cadence.
+// tableProperties are a new table's properties: zstd, no Parquet
+// dictionary for _kafka.offset and _kafka.timestamp (plainKafkaColumns),
+// and maintenance's defaults for tables Tarn owns (snapshot retention in
+// hours, manifest merging, old metadata files deleted;
+// maintenance.TableDefaults), which keep the metadata small at a 1 s
+// commit cadence.
 func tableProperties() iceberg.Properties {
 	props := maintenance.TableDefaults()
 	props[CompressionProperty] = CompressionCodec
+	for _, col := range plainKafkaColumns {
+		props[dictionaryEncodingProperty+col] = "false"
+	}
 	return props
 }
 

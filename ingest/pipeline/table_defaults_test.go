@@ -15,7 +15,8 @@ import (
 )
 
 // A topic's table (and its dead letter table) is created with
-// maintenance's defaults for owned tables and zstd.
+// maintenance's defaults for owned tables, zstd, and no Parquet dictionary
+// for _kafka.offset and _kafka.timestamp.
 func TestEnsureTableSetsMaintenanceDefaults(t *testing.T) {
 	ctx := context.Background()
 	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
@@ -35,5 +36,8 @@ func TestEnsureTableSetsMaintenanceDefaults(t *testing.T) {
 		require.Equal(t, "3600000", props[table.MaxSnapshotAgeMsKey])
 		require.Equal(t, "true", props[table.ManifestMergeEnabledKey])
 		require.Equal(t, pipeline.CompressionCodec, props[pipeline.CompressionProperty])
+		// Unique per row: a dictionary would only be built and dropped.
+		require.Equal(t, "false", props["write.parquet.dict-encoding-enabled.column._kafka.offset"])
+		require.Equal(t, "false", props["write.parquet.dict-encoding-enabled.column._kafka.timestamp"])
 	}
 }
