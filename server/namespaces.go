@@ -122,15 +122,6 @@ func (s *Server) updateNamespaceProperties(c echo.Context) error {
 		}
 		return l
 	}
-	// All three fields, even empty: pyiceberg (0.12) requires "missing",
-	// which spec.UpdateNamespacePropertiesResponse omits when empty.
-	return c.JSON(http.StatusOK, updateNamespacePropertiesResponse{Updated: orEmpty(updated), Removed: orEmpty(removed), Missing: orEmpty(missing)})
-}
-
-// updateNamespacePropertiesResponse is the wire form of
-// spec.UpdateNamespacePropertiesResponse with every list always present.
-type updateNamespacePropertiesResponse struct {
-	Updated []string `json:"updated"`
-	Removed []string `json:"removed"`
-	Missing []string `json:"missing"`
+	// Empty lists, not null: pyiceberg (0.12) refuses a null "missing".
+	return c.JSON(http.StatusOK, spec.UpdateNamespacePropertiesResponse{Updated: orEmpty(updated), Removed: orEmpty(removed), Missing: orEmpty(missing)})
 }

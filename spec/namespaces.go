@@ -32,8 +32,15 @@ type UpdateNamespacePropertiesRequest struct {
 }
 
 // UpdateNamespacePropertiesResponse answers UpdateNamespacePropertiesRequest.
+// Updated and Removed are required by the spec, so never omitted (send
+// empty lists, not nil, which would encode as null).
 type UpdateNamespacePropertiesResponse struct {
+	// Updated lists the keys added or changed.
 	Updated []string `json:"updated"`
+	// Removed lists the removals that were present.
 	Removed []string `json:"removed"`
-	Missing []string `json:"missing,omitempty"`
+	// Missing lists the removals that were not present. The spec makes it
+	// optional and nullable, but it is never omitted: pyiceberg (0.12)
+	// declares it list[str] and refuses an answer without it or with null.
+	Missing []string `json:"missing"`
 }
