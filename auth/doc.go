@@ -24,6 +24,8 @@
 //	tokens.go  issue and verify Tarn's own JWTs
 //	oidc.go    external issuers: discovery, cached JWKS, key rotation
 //	service.go the token endpoint and Authenticate, composing the above
+//	exchange.go who may exchange a token: its own principal, or a caller
+//	           with manage on the catalog
 //
 // # Locks
 //

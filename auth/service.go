@@ -153,6 +153,13 @@ type TokenRequest struct {
 	// SubjectToken and SubjectTokenType are the token exchange's.
 	SubjectToken     string
 	SubjectTokenType string
+	// ActorToken and ActorTokenType name the party acting for the
+	// subject in a token exchange (RFC 8693 §2.1).
+	ActorToken     string
+	ActorTokenType string
+	// ClientToken is the request's own bearer token (its Authorization
+	// header), if any: in a token exchange it authenticates the client.
+	ClientToken string
 }
 
 // TokenResponse is the token endpoint's 200 body (the spec's
@@ -177,9 +184,10 @@ func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
 
 // Token serves the token endpoint: client_credentials against a local
 // principal's secret, or a token exchange of a valid Tarn token for a
-// fresh one (how Iceberg's Java client refreshes). Errors: *OAuthError
+// fresh one (how Iceberg's Java client refreshes), by its own principal
+// or by a caller with manage on the catalog. Errors: *OAuthError
 // (invalid_request, invalid_client 401, unsupported_grant_type,
-// invalid_grant); others are the store's.
+// invalid_grant, unauthorized_client); others are the store's.
 func (s *Service) Token(ctx context.Context, r TokenRequest) (TokenResponse, error) {
 	now := s.cfg.Now()
 	var p principalRecord
@@ -204,14 +212,11 @@ func (s *Service) Token(ctx context.Context, r TokenRequest) (TokenResponse, err
 			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_request", "unsupported subject_token_type"}
 		}
 		// Client credentials are optional here (the subject token is the
-		// credential), but sent ones must be right: a wrong secret is
-		// refused as in client_credentials.
-		if r.ClientSecret != "" {
-			if _, err := s.cfg.Store.checkSecret(ctx, r.ClientID, r.ClientSecret); errors.Is(err, ErrInvalidClient) {
-				return TokenResponse{}, &OAuthError{http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret"}
-			} else if err != nil {
-				return TokenResponse{}, err
-			}
+		// credential), but sent ones must be right, and must be the
+		// subject's or an administrator's (mayExchange).
+		callers, err := s.exchangeCallers(ctx, r)
+		if err != nil {
+			return TokenResponse{}, err
 		}
 		c, err := s.cfg.Key.verify(s.cfg.Issuer, r.SubjectToken, s.cfg.Now)
 		if err != nil {
@@ -225,6 +230,9 @@ func (s *Service) Token(ctx context.Context, r TokenRequest) (TokenResponse, err
 		}
 		if c.Gen != p.Generation {
 			return TokenResponse{}, &OAuthError{http.StatusBadRequest, "invalid_grant", "the token's principal changed its credentials since"}
+		}
+		if err := s.mayExchange(ctx, callers, p); err != nil {
+			return TokenResponse{}, err
 		}
 		// The session keeps its start: exchange refreshes a token, it
 		// does not extend the session past MaxSession.

@@ -515,7 +515,8 @@ func (s *Server) visibleTopics(c echo.Context, list []topics.Status) ([]topics.S
 
 // token serves POST /oauth/tokens and /v1/oauth/tokens: a form body
 // (RFC 6749 §4.4), client credentials in the body or HTTP Basic (whose
-// parts are form-encoded, §2.3.1). Errors use OAuth2's JSON form, not
+// parts are form-encoded, §2.3.1), or a bearer token naming the caller
+// of a token exchange (RFC 8693, with actor_token). Errors use OAuth2's JSON form, not
 // ErrorModel, as the spec's OAuthError says.
 func (s *Server) token(c echo.Context) error {
 	r := c.Request()
@@ -531,7 +532,11 @@ func (s *Server) token(c echo.Context) error {
 	}
 	req := auth.TokenRequest{GrantType: r.PostForm.Get("grant_type"), ClientID: r.PostForm.Get("client_id"),
 		ClientSecret: r.PostForm.Get("client_secret"), Scope: r.PostForm.Get("scope"),
-		SubjectToken: r.PostForm.Get("subject_token"), SubjectTokenType: r.PostForm.Get("subject_token_type")}
+		SubjectToken: r.PostForm.Get("subject_token"), SubjectTokenType: r.PostForm.Get("subject_token_type"),
+		ActorToken: r.PostForm.Get("actor_token"), ActorTokenType: r.PostForm.Get("actor_token_type")}
+	if scheme, tok, _ := strings.Cut(r.Header.Get(echo.HeaderAuthorization), " "); strings.EqualFold(scheme, "Bearer") {
+		req.ClientToken = strings.TrimSpace(tok) // a token exchange's caller (auth.Service.Token)
+	}
 	if u, p, ok := r.BasicAuth(); ok {
 		u1, err1 := url.QueryUnescape(u)
 		p1, err2 := url.QueryUnescape(p)
