@@ -3,11 +3,14 @@ package main_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -119,4 +122,100 @@ func TestServeS3CredentialsFromAWSChain(t *testing.T) {
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, 0, p.wait(t, shutdownDeadline))
 	require.NotContains(t, p.Stderr(), "env-secret-never-logged")
+}
+
+// noAWSEnv is cleanEnv without any AWS_* variable of the outer
+// environment, and with no shared config files and no instance metadata
+// unless extra sets them: the credential source under test is then the
+// only one the AWS chain can find.
+func noAWSEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range cleanEnv() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_REGION=us-east-1")
+	return append(env, extra...)
+}
+
+// s3TableRoundTrip creates namespace ns and a table in it through p and
+// returns the keys the warehouse then holds under wh/ns/.
+func s3TableRoundTrip(t *testing.T, p *tarnProc, ep, bucket, ns string, wantStatus int) []string {
+	t.Helper()
+	mustCall(t, http.MethodPost, p.URL+"/v1/namespaces", map[string]any{"namespace": []string{ns}}, 200)
+	schema := map[string]any{"type": "struct", "schema-id": 0, "fields": []any{map[string]any{"id": 1, "name": "id", "type": "long", "required": true}}}
+	mustCall(t, http.MethodPost, p.URL+"/v1/namespaces/"+ns+"/tables", map[string]any{"name": "t", "schema": schema}, wantStatus)
+	return testmoto.Keys(t, ep, bucket, "wh/"+ns+"/")
+}
+
+// TestServeS3CredentialsFromWebIdentity: on Kubernetes with IRSA (or any
+// OIDC web identity) the pod gets AWS_ROLE_ARN and
+// AWS_WEB_IDENTITY_TOKEN_FILE and no keys; Tarn's S3 access then comes
+// from STS AssumeRoleWithWebIdentity (moto's, via AWS_ENDPOINT_URL_STS).
+// Without the token file the same start has no credentials at all: the
+// createTable is 503 and nothing is written.
+func TestServeS3CredentialsFromWebIdentity(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	bucket := testmoto.NewBucket(t, ep)
+	dir := t.TempDir()
+	token := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(token, []byte("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6dGFybjp0YXJuIn0.c2ln"), 0o600))
+	base := []string{"TARN_S3_ENDPOINT=" + ep, "TARN_S3_PATH_STYLE_ACCESS=true", "AWS_ENDPOINT_URL_STS=" + ep, "AWS_EC2_METADATA_DISABLED=true"}
+
+	p := startTarn(t, noAWSEnv(base...), "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "none"), "--warehouse", "s3://"+bucket+"/wh")
+	require.Empty(t, s3TableRoundTrip(t, p, ep, bucket, "nocreds", http.StatusServiceUnavailable))
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, p.wait(t, shutdownDeadline))
+
+	p = startTarn(t, noAWSEnv(append(base, "AWS_ROLE_ARN="+testmoto.RoleARN, "AWS_WEB_IDENTITY_TOKEN_FILE="+token, "AWS_ROLE_SESSION_NAME=tarn")...),
+		"--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "irsa"), "--warehouse", "s3://"+bucket+"/wh")
+	keys := s3TableRoundTrip(t, p, ep, bucket, "irsa", http.StatusOK)
+	require.Len(t, keys, 1)
+	require.True(t, strings.HasSuffix(keys[0], ".metadata.json"), keys[0])
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, p.wait(t, shutdownDeadline))
+	require.NotContains(t, p.Stderr(), "eyJhbGciOiJSUzI1NiJ9", "the web identity token is not logged")
+}
+
+// TestServeS3CredentialsFromInstanceRole: on EC2 (or ECS/EKS with the
+// instance role) Tarn's S3 access comes from the instance metadata
+// service's role credentials. The service here is a stand-in speaking
+// IMDSv2 (token PUT, then the role's credentials) at the address the SDK
+// takes from AWS_EC2_METADATA_SERVICE_ENDPOINT; the credentials it hands
+// out are then used against moto's S3.
+func TestServeS3CredentialsFromInstanceRole(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	bucket := testmoto.NewBucket(t, ep)
+	var credentialCalls atomic.Int32
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPut && r.URL.Path == "/latest/api/token":
+			w.Header().Set("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", "21600")
+			_, _ = w.Write([]byte("imds-session-token"))
+		case r.Header.Get("X-Aws-Ec2-Metadata-Token") != "imds-session-token":
+			http.Error(w, "no IMDSv2 token", http.StatusUnauthorized)
+		case r.URL.Path == "/latest/meta-data/iam/security-credentials/" || r.URL.Path == "/latest/meta-data/iam/security-credentials":
+			_, _ = w.Write([]byte("tarn-node"))
+		case r.URL.Path == "/latest/meta-data/iam/security-credentials/tarn-node":
+			credentialCalls.Add(1)
+			_ = json.NewEncoder(w).Encode(map[string]string{
+				"Code": "Success", "Type": "AWS-HMAC", "AccessKeyId": "ASIAINSTANCEROLE",
+				"SecretAccessKey": "instance-secret-never-logged", "Token": "instance-session-token",
+				"Expiration": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "LastUpdated": time.Now().UTC().Format(time.RFC3339),
+			})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(imds.Close)
+	dir := t.TempDir()
+	p := startTarn(t, noAWSEnv("TARN_S3_ENDPOINT="+ep, "TARN_S3_PATH_STYLE_ACCESS=true", "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL),
+		"--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--warehouse", "s3://"+bucket+"/wh")
+	keys := s3TableRoundTrip(t, p, ep, bucket, "ec2", http.StatusOK)
+	require.Len(t, keys, 1)
+	require.Positive(t, credentialCalls.Load(), "credentials came from the instance metadata service")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, p.wait(t, shutdownDeadline))
+	require.NotContains(t, p.Stderr(), "instance-secret-never-logged")
 }
