@@ -544,3 +544,37 @@ func TestTokenExchangeSessionBounded(t *testing.T) {
 		t.Fatalf("exchange past the session: %v, want invalid_grant", err)
 	}
 }
+
+// TestOIDCIssuers: two external issuers at once, each with its own
+// principal prefix: the same sub at each is two principals, and a
+// principal's stored roles apply to its own issuer's tokens only.
+func TestOIDCIssuers(t *testing.T) {
+	ctx := context.Background()
+	fa, fb := newFakeOIDC(t), newFakeOIDC(t)
+	s := newService(t, OIDCConfig{Issuer: fa.srv.URL, PrincipalPrefix: "a~"}, OIDCConfig{Issuer: fb.srv.URL, PrincipalPrefix: "b~"})
+	if _, err := s.Store().CreatePrincipal(ctx, "a~ann", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Store().CreateRole(ctx, "analysts"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Store().SetRole(ctx, "a~ann", "analysts", true); err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour).Unix()
+	for _, tt := range []struct {
+		f         *fakeOIDC
+		principal string
+		roles     int
+	}{{fa, "a~ann", 1}, {fb, "b~ann", 0}} {
+		id, err := s.Authenticate(ctx, tt.f.token(t, jwt.MapClaims{"iss": tt.f.srv.URL, "sub": "ann", "exp": exp}))
+		if err != nil || id.Principal != tt.principal || id.Issuer != tt.f.srv.URL || len(id.Roles) != tt.roles {
+			t.Errorf("token of %s: %+v %v; want principal %s with %d roles", tt.f.srv.URL, id, err, tt.principal, tt.roles)
+		}
+	}
+	// A token of one issuer signed with the other's key is refused.
+	forged := fb.token(t, jwt.MapClaims{"iss": fa.srv.URL, "sub": "ann", "exp": exp})
+	if _, err := s.Authenticate(ctx, forged); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("cross-signed token: %v", err)
+	}
+}

@@ -48,6 +48,10 @@ type OIDCConfig struct {
 	// RolesClaim, when set, names a claim (a list of strings, or one
 	// space-separated string) whose values are role names.
 	RolesClaim string
+	// PrincipalPrefix is put before the principal claim's value to make
+	// the principal id (e.g. "okta~" gives okta~ann), so that two issuers'
+	// users with the same claim stay two principals. Empty: none.
+	PrincipalPrefix string
 	// HTTPClient fetches discovery and keys; http.DefaultClient when nil.
 	HTTPClient *http.Client
 }
@@ -219,6 +223,9 @@ func (o *oidcIssuer) verify(ctx context.Context, raw string) (principal string, 
 		return "", nil, time.Time{}, fmt.Errorf("%w: %v", ErrTokenInvalid, err)
 	}
 	principal, _ = claims[o.cfg.PrincipalClaim].(string)
+	if principal != "" {
+		principal = o.cfg.PrincipalPrefix + principal
+	}
 	if ValidatePrincipalID(principal) != nil {
 		return "", nil, time.Time{}, fmt.Errorf("%w: claim %q is not a principal id", ErrTokenInvalid, o.cfg.PrincipalClaim)
 	}

@@ -66,6 +66,12 @@ func NewService(cfg Config) (*Service, error) {
 		if o.Issuer == cfg.Issuer {
 			return nil, fmt.Errorf("%w: OIDC issuer %q is Tarn's own issuer", ErrInvalidArgument, o.Issuer)
 		}
+		if _, dup := s.external[o.Issuer]; dup {
+			return nil, fmt.Errorf("%w: OIDC issuer %q is configured twice", ErrInvalidArgument, o.Issuer)
+		}
+		if o.PrincipalPrefix != "" && ValidatePrincipalID(o.PrincipalPrefix+"x") != nil {
+			return nil, fmt.Errorf("%w: OIDC issuer %q: principal prefix %q cannot start a principal id", ErrInvalidArgument, o.Issuer, o.PrincipalPrefix)
+		}
 		iss, err := newOIDCIssuer(o)
 		if err != nil {
 			return nil, err

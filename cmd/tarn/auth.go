@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,7 @@ type authConfig struct {
 	oidcAudience   string
 	oidcPrincipal  string
 	oidcRoles      string
+	oidcIssuers    oidcIssuerList
 }
 
 func (a *authConfig) register(f *pflag.FlagSet) {
@@ -57,6 +59,7 @@ func (a *authConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&a.oidcAudience, "oidc-audience", "", "required aud of --oidc-issuer's tokens (not checked when empty)")
 	f.StringVar(&a.oidcPrincipal, "oidc-principal-claim", auth.DefaultPrincipalClaim, "claim of --oidc-issuer's tokens that names the principal")
 	f.StringVar(&a.oidcRoles, "oidc-roles-claim", "", "claim of --oidc-issuer's tokens listing role names (none when empty)")
+	f.Var(&a.oidcIssuers, "oidc-issuers", `more external OpenID Connect issuers, a JSON (or YAML in the config file) list of {"issuer", "audience", "principal-claim", "roles-claim", "principal-prefix"}`)
 }
 
 // validate checks the mode against the listen address: no auth only on
@@ -67,8 +70,8 @@ func (a authConfig) validate(listen string) error {
 		if !a.insecureNoAuth && !isLoopback(listen) {
 			return fmt.Errorf("--auth none on %s would let anyone who reaches it read and drop every table: listen on loopback, use --auth oauth2, or pass --insecure-no-auth", listen)
 		}
-		if a.oidcIssuer != "" {
-			return errors.New("--oidc-issuer needs --auth oauth2")
+		if a.oidcIssuer != "" || len(a.oidcIssuers) > 0 {
+			return errors.New("--oidc-issuer and --oidc-issuers need --auth oauth2")
 		}
 	case authOAuth2:
 		if a.insecureNoAuth {
@@ -128,7 +131,45 @@ func (a authConfig) service(ctx context.Context, dataDir string, store *bolt.Sto
 	if a.oidcIssuer != "" {
 		cfg.OIDC = []auth.OIDCConfig{{Issuer: a.oidcIssuer, Audience: a.oidcAudience, PrincipalClaim: a.oidcPrincipal, RolesClaim: a.oidcRoles}}
 	}
+	cfg.OIDC = append(cfg.OIDC, a.oidcIssuers...)
 	return auth.NewService(cfg)
+}
+
+// oidcIssuerList is the --oidc-issuers flag: a JSON list of objects with
+// "issuer" (required), "audience", "principal-claim", "roles-claim" and
+// "principal-prefix" (auth.OIDCConfig); unknown keys are refused.
+type oidcIssuerList []auth.OIDCConfig
+
+func (l *oidcIssuerList) String() string {
+	if len(*l) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("[%d issuers]", len(*l))
+}
+func (l *oidcIssuerList) Type() string { return "json" }
+func (l *oidcIssuerList) Set(v string) error {
+	var entries []struct {
+		Issuer          string `json:"issuer"`
+		Audience        string `json:"audience"`
+		PrincipalClaim  string `json:"principal-claim"`
+		RolesClaim      string `json:"roles-claim"`
+		PrincipalPrefix string `json:"principal-prefix"`
+	}
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&entries); err != nil {
+		return fmt.Errorf(`want a JSON list of {"issuer", "audience", "principal-claim", "roles-claim", "principal-prefix"}: %v`, err)
+	}
+	out := make(oidcIssuerList, 0, len(entries))
+	for i, e := range entries {
+		if e.Issuer == "" {
+			return fmt.Errorf("issuer %d: \"issuer\" is required", i)
+		}
+		out = append(out, auth.OIDCConfig{Issuer: e.Issuer, Audience: e.Audience, PrincipalClaim: e.PrincipalClaim,
+			RolesClaim: e.RolesClaim, PrincipalPrefix: e.PrincipalPrefix})
+	}
+	*l = out
+	return nil
 }
 
 // listener wraps l in TLS when a certificate is configured.

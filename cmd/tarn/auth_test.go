@@ -208,7 +208,12 @@ func TestServeAuthFlagErrors(t *testing.T) {
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "basic"}, want: "--auth must be none or oauth2"},
 		{args: []string{"--listen", "127.0.0.1:0"}, env: []string{"TARN_AUTH=ldap"}, want: "--auth must be none or oauth2"},
 		{args: []string{"--listen", "127.0.0.1:0", "--tls-cert", "x.pem"}, want: "--tls-cert and --tls-key go together"},
-		{args: []string{"--listen", "127.0.0.1:0", "--oidc-issuer", "https://idp"}, want: "--oidc-issuer needs --auth oauth2"},
+		{args: []string{"--listen", "127.0.0.1:0", "--oidc-issuer", "https://idp"}, want: "--oidc-issuer and --oidc-issuers need --auth oauth2"},
+		{args: []string{"--listen", "127.0.0.1:0", "--oidc-issuers", `[{"issuer":"https://idp"}]`}, want: "--oidc-issuer and --oidc-issuers need --auth oauth2"},
+		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"issuer":"https://idp","audiense":"x"}]`}, want: `unknown field "audiense"`},
+		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"audience":"x"}]`}, want: `"issuer" is required`},
+		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuer", "https://idp", "--oidc-issuers", `[{"issuer":"https://idp"}]`}, want: `"https://idp" is configured twice`},
+		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"issuer":"https://idp","principal-prefix":"okta:"}]`}, want: `principal prefix "okta:" cannot start a principal id`},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2"}, env: []string{"TARN_ROOT_CREDENTIAL=nocolon"}, want: "TARN_ROOT_CREDENTIAL must be id:secret"},
 	} {
 		t.Run(strings.Join(append(tt.args, tt.env...), " "), func(t *testing.T) {
