@@ -46,7 +46,13 @@ func (s *Server) listTabulars(c echo.Context, list func(ctx context.Context, ns 
 	return c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) createTable(c echo.Context) error {
+// makeIn is the body of the handlers that make a table or view in the
+// path's namespace from a JSON request of type Req (createTable,
+// registerTable, createView, registerView): resolve the warehouse and the
+// namespace, decode the body, make, send.
+func makeIn[Req any](s *Server, c echo.Context,
+	mk func(ctx context.Context, wh *catalog.Warehouse, ns catalog.Namespace, req Req) (*catalog.Loaded, error),
+	send func(echo.Context, *catalog.Loaded) error) error {
 	wh, err := s.warehouse(c)
 	if err != nil {
 		return err
@@ -55,15 +61,25 @@ func (s *Server) createTable(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req spec.CreateTableRequest
+	var req Req
 	if err := decodeBody(c, &req); err != nil {
 		return err
 	}
-	t, err := s.cat.CreateTable(c.Request().Context(), wh, ns, req)
+	t, err := mk(c.Request().Context(), wh, ns, req)
 	if err != nil {
 		return err
 	}
+	return send(c, t)
+}
+
+// sendAllSnapshots sends t with every snapshot (a create's or register's
+// answer).
+func (s *Server) sendAllSnapshots(c echo.Context, t *catalog.Loaded) error {
 	return s.sendTable(c, t, "all")
+}
+
+func (s *Server) createTable(c echo.Context) error {
+	return makeIn(s, c, s.cat.CreateTable, s.sendAllSnapshots)
 }
 
 // loadTable serves GET .../tables/{table}: `snapshots=all` (default) or
@@ -279,23 +295,7 @@ func (s *Server) reportMetrics(c echo.Context) error {
 }
 
 func (s *Server) registerTable(c echo.Context) error {
-	wh, err := s.warehouse(c)
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceParam(c)
-	if err != nil {
-		return err
-	}
-	var req spec.RegisterTableRequest
-	if err := decodeBody(c, &req); err != nil {
-		return err
-	}
-	t, err := s.cat.RegisterTable(c.Request().Context(), wh, ns, req)
-	if err != nil {
-		return err
-	}
-	return s.sendTable(c, t, "all")
+	return makeIn(s, c, s.cat.RegisterTable, s.sendAllSnapshots)
 }
 
 // renameRequest decodes a RenameTableRequest into identifiers.

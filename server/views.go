@@ -18,23 +18,7 @@ func sendView(c echo.Context, v *catalog.Loaded) error {
 }
 
 func (s *Server) createView(c echo.Context) error {
-	wh, err := s.warehouse(c)
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceParam(c)
-	if err != nil {
-		return err
-	}
-	var req spec.CreateViewRequest
-	if err := decodeBody(c, &req); err != nil {
-		return err
-	}
-	v, err := s.cat.CreateView(c.Request().Context(), wh, ns, req)
-	if err != nil {
-		return err
-	}
-	return sendView(c, v)
+	return makeIn(s, c, s.cat.CreateView, sendView)
 }
 
 func (s *Server) loadView(c echo.Context) error {
@@ -109,21 +93,5 @@ func (s *Server) renameView(c echo.Context) error {
 }
 
 func (s *Server) registerView(c echo.Context) error {
-	wh, err := s.warehouse(c)
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceParam(c)
-	if err != nil {
-		return err
-	}
-	var req spec.RegisterViewRequest
-	if err := decodeBody(c, &req); err != nil {
-		return err
-	}
-	v, err := s.cat.RegisterView(c.Request().Context(), wh, ns, req)
-	if err != nil {
-		return err
-	}
-	return sendView(c, v)
+	return makeIn(s, c, s.cat.RegisterView, sendView)
 }
