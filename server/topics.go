@@ -52,6 +52,17 @@ func (s *Server) topicManager() (TopicManager, error) {
 	return s.cfg.Topics, nil
 }
 
+// topicParam is the manager and the {topic} path parameter of a route on
+// one topic. Errors: 503 without ingest, 400 for a bad parameter.
+func (s *Server) topicParam(c echo.Context) (TopicManager, string, error) {
+	m, err := s.topicManager()
+	if err != nil {
+		return nil, "", err
+	}
+	name, err := pathParam(c, "topic")
+	return m, name, err
+}
+
 func (s *Server) listTopics(c echo.Context) error {
 	m, err := s.topicManager()
 	if err != nil {
@@ -86,11 +97,7 @@ func (s *Server) enableTopic(c echo.Context) error {
 }
 
 func (s *Server) getTopic(c echo.Context) error {
-	m, err := s.topicManager()
-	if err != nil {
-		return err
-	}
-	name, err := pathParam(c, "topic")
+	m, name, err := s.topicParam(c)
 	if err != nil {
 		return err
 	}
@@ -104,11 +111,7 @@ func (s *Server) getTopic(c echo.Context) error {
 // updateTopic serves PATCH: only topics.PatchFields may be sent; naming
 // any other field of the topic is a 400 that says which may change.
 func (s *Server) updateTopic(c echo.Context) error {
-	m, err := s.topicManager()
-	if err != nil {
-		return err
-	}
-	name, err := pathParam(c, "topic")
+	m, name, err := s.topicParam(c)
 	if err != nil {
 		return err
 	}
@@ -135,11 +138,7 @@ func (s *Server) updateTopic(c echo.Context) error {
 
 // disableTopic serves DELETE [?release=true].
 func (s *Server) disableTopic(c echo.Context) error {
-	m, err := s.topicManager()
-	if err != nil {
-		return err
-	}
-	name, err := pathParam(c, "topic")
+	m, name, err := s.topicParam(c)
 	if err != nil {
 		return err
 	}
@@ -156,11 +155,7 @@ func (s *Server) disableTopic(c echo.Context) error {
 }
 
 func (s *Server) resumeTopic(c echo.Context) error {
-	m, err := s.topicManager()
-	if err != nil {
-		return err
-	}
-	name, err := pathParam(c, "topic")
+	m, name, err := s.topicParam(c)
 	if err != nil {
 		return err
 	}
