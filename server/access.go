@@ -66,6 +66,17 @@ func (s *Server) accessStore() (*auth.Store, error) {
 	return s.cfg.Auth.Store(), nil
 }
 
+// accessParam is the access store and path parameter param of a route
+// on one principal or role. Errors: errAuthOff, 400 for a bad parameter.
+func (s *Server) accessParam(c echo.Context, param string) (*auth.Store, string, error) {
+	st, err := s.accessStore()
+	if err != nil {
+		return nil, "", err
+	}
+	v, err := pathParam(c, param)
+	return st, v, err
+}
+
 func (s *Server) listPrincipals(c echo.Context) error {
 	st, err := s.accessStore()
 	if err != nil {
@@ -99,11 +110,7 @@ func (s *Server) createPrincipal(c echo.Context) error {
 }
 
 func (s *Server) getPrincipal(c echo.Context) error {
-	st, err := s.accessStore()
-	if err != nil {
-		return err
-	}
-	id, err := pathParam(c, "principal")
+	st, id, err := s.accessParam(c, "principal")
 	if err != nil {
 		return err
 	}
@@ -115,11 +122,7 @@ func (s *Server) getPrincipal(c echo.Context) error {
 }
 
 func (s *Server) deletePrincipal(c echo.Context) error {
-	st, err := s.accessStore()
-	if err != nil {
-		return err
-	}
-	id, err := pathParam(c, "principal")
+	st, id, err := s.accessParam(c, "principal")
 	if err != nil {
 		return err
 	}
@@ -130,11 +133,7 @@ func (s *Server) deletePrincipal(c echo.Context) error {
 }
 
 func (s *Server) rotateSecret(c echo.Context) error {
-	st, err := s.accessStore()
-	if err != nil {
-		return err
-	}
-	id, err := pathParam(c, "principal")
+	st, id, err := s.accessParam(c, "principal")
 	if err != nil {
 		return err
 	}
@@ -153,11 +152,7 @@ func (s *Server) assignRole(c echo.Context) error   { return s.setRole(c, true) 
 func (s *Server) unassignRole(c echo.Context) error { return s.setRole(c, false) }
 
 func (s *Server) setRole(c echo.Context, assign bool) error {
-	st, err := s.accessStore()
-	if err != nil {
-		return err
-	}
-	id, err := pathParam(c, "principal")
+	st, id, err := s.accessParam(c, "principal")
 	if err != nil {
 		return err
 	}
@@ -199,11 +194,7 @@ func (s *Server) createRole(c echo.Context) error {
 }
 
 func (s *Server) deleteRole(c echo.Context) error {
-	st, err := s.accessStore()
-	if err != nil {
-		return err
-	}
-	role, err := pathParam(c, "role")
+	st, role, err := s.accessParam(c, "role")
 	if err != nil {
 		return err
 	}
