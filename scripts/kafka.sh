@@ -114,6 +114,9 @@ running() {
 
 prop() { sed -n "s/^$1=//p" "$dir/server.properties" | tail -n1; }
 
+# The broker of $dir has started and answers ApiVersions (service.sh).
+ready() { grep -q 'Kafka Server started' "$dir/kafka.log" 2>/dev/null && api_versions_ok "$(prop tarn.client.port)"; }
+
 # Send ApiVersions v0 (correlation id 7, client id "tarn") and expect a
 # response with the same correlation id and error code 0.
 api_versions_ok() {
@@ -278,42 +281,10 @@ cmd_start() {
   mkdir -p "$run_dir"
   echo "$dir" >"$current_file"
 
-  deadline=$((SECONDS + ${KAFKA_START_TIMEOUT:-120}))
-  while ((SECONDS < deadline)); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      tail -n 40 "$dir/kafka.out" "$dir/kafka.log" >&2
-      die "broker exited during startup (logs above: $dir/kafka.out, $dir/kafka.log)"
-    fi
-    if grep -q 'Kafka Server started' "$dir/kafka.log" 2>/dev/null && api_versions_ok "$port"; then
-      log "ready on 127.0.0.1:$port in $(elapsed "$t0")s (pid $pid, dir $dir)"
-      print_vars
-      return
-    fi
-    sleep 0.2
-  done
-  tail -n 40 "$dir/kafka.log" >&2
-  kill "$pid" 2>/dev/null || true
-  die "broker did not answer on 127.0.0.1:$port within ${KAFKA_START_TIMEOUT:-120}s"
+  await_ready broker "$pid" "${KAFKA_START_TIMEOUT:-120}" "$dir/kafka.out" "$dir/kafka.log"
+  log "ready on 127.0.0.1:$port in $(elapsed "$t0")s (pid $pid, dir $dir)"
+  print_vars
 }
 
-cmd_stop() { stop_service kafka.pid "${1:-}"; }
-
-cmd_status() {
-  resolve_dir "${1:-}"
-  if [[ -n $dir ]] && running && api_versions_ok "$(prop tarn.client.port)"; then
-    print_vars
-  else
-    log "not running${dir:+ in $dir}"
-    return 1
-  fi
-}
-
-[[ $# -ge 1 && $# -le 2 ]] || usage
-dir=""
-case $1 in
-start) cmd_start "${2:-}" ;;
-stop) cmd_stop "${2:-}" ;;
-status) cmd_status "${2:-}" ;;
-setup) setup ;;
-*) usage ;;
-esac
+pid_file=kafka.pid
+service_main "$@"

@@ -69,6 +69,8 @@ setup() {
 }
 
 running() { [[ -f $dir/moto.pid ]] && kill -0 "$(cat "$dir/moto.pid")" 2>/dev/null; }
+# moto of $dir answers its API (service.sh).
+ready() { curl -fsS -o /dev/null "http://127.0.0.1:$(cat "$dir/moto.port")/moto-api/" 2>/dev/null; }
 
 print_vars() {
   echo "MOTO_ENDPOINT=http://127.0.0.1:$(cat "$dir/moto.port")"
@@ -77,7 +79,7 @@ print_vars() {
   echo "MOTO_LOG=$dir/moto.log"
 }
 
-start() {
+cmd_start() {
   local v port pid started
   v=$(setup)
   resolve_dir "${1:-}"
@@ -98,32 +100,10 @@ start() {
   pid=$!
   echo "$pid" >"$dir/moto.pid"
   echo "$dir" >"$current_file"
-  for _ in $(seq 300); do
-    kill -0 "$pid" 2>/dev/null || { tail -20 "$dir/moto.log" >&2; die "exited during start"; }
-    if curl -fsS -o /dev/null "http://127.0.0.1:$port/moto-api/" 2>/dev/null; then
-      log "ready on 127.0.0.1:$port in $(elapsed "$started")s (pid $pid)"
-      print_vars
-      return
-    fi
-    sleep 0.1
-  done
-  die "not ready after 30s; log: $dir/moto.log"
+  await_ready moto "$pid" "${MOTO_START_TIMEOUT:-30}" "$dir/moto.log"
+  log "ready on 127.0.0.1:$port in $(elapsed "$started")s (pid $pid)"
+  print_vars
 }
 
-status() {
-  resolve_dir "${1:-}"
-  if [[ -n $dir ]] && running; then
-    print_vars
-    return 0
-  fi
-  log "not running${dir:+ in $dir}"
-  return 1
-}
-
-case "${1:-}" in
-  start) start "${2:-}" ;;
-  stop) stop_service moto.pid "${2:-}" ;;
-  status) status "${2:-}" ;;
-  setup) setup ;;
-  *) usage ;;
-esac
+pid_file=moto.pid
+service_main "$@"

@@ -112,6 +112,8 @@ running() {
 }
 answers() { curl -fsS -m 5 -o /dev/null "http://127.0.0.1:$1$api/subjects" 2>/dev/null; }
 port_of() { cat "$dir/registry.port"; }
+# The registry of $dir answers GET subjects (service.sh).
+ready() { answers "$(port_of)"; }
 
 print_vars() {
   echo "SCHEMA_REGISTRY_URL=http://127.0.0.1:$(port_of)$api"
@@ -166,42 +168,10 @@ cmd_start() {
   mkdir -p "$run_dir"
   echo "$dir" >"$current_file"
 
-  deadline=$((SECONDS + ${SCHEMA_REGISTRY_START_TIMEOUT:-120}))
-  while ((SECONDS < deadline)); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      tail -n 40 "$dir/registry.log" >&2
-      die "registry exited during startup (log above: $dir/registry.log)"
-    fi
-    if answers "$port"; then
-      log "ready on http://127.0.0.1:$port$api in $(elapsed "$t0")s (pid $pid, dir $dir)"
-      print_vars
-      return
-    fi
-    sleep 0.2
-  done
-  tail -n 40 "$dir/registry.log" >&2
-  kill "$pid" 2>/dev/null || true
-  die "registry did not answer GET $api/subjects on port $port within ${SCHEMA_REGISTRY_START_TIMEOUT:-120}s"
+  await_ready registry "$pid" "${SCHEMA_REGISTRY_START_TIMEOUT:-120}" "$dir/registry.log"
+  log "ready on http://127.0.0.1:$port$api in $(elapsed "$t0")s (pid $pid, dir $dir)"
+  print_vars
 }
 
-cmd_stop() { stop_service registry.pid "${1:-}"; }
-
-cmd_status() {
-  resolve_dir "${1:-}"
-  if [[ -n $dir ]] && running && answers "$(port_of)"; then
-    print_vars
-  else
-    log "not running${dir:+ in $dir}"
-    return 1
-  fi
-}
-
-[[ $# -ge 1 && $# -le 2 ]] || usage
-dir=""
-case $1 in
-start) cmd_start "${2:-}" ;;
-stop) cmd_stop "${2:-}" ;;
-status) cmd_status "${2:-}" ;;
-setup) setup ;;
-*) usage ;;
-esac
+pid_file=registry.pid
+service_main "$@"

@@ -1,7 +1,8 @@
 # Shared helpers of the test-service scripts (scripts/kafka.sh,
-# scripts/schema-registry.sh), sourced by them. The caller defines log, die,
-# running (is the service in $dir alive?) and the globals dir and
-# current_file (the file naming the service's last DIR).
+# scripts/schema-registry.sh, scripts/moto.sh), sourced by them. The caller
+# defines log, die, running (is the service in $dir alive?), ready (does it
+# answer?), print_vars and the globals dir and current_file (the file
+# naming the service's last DIR).
 
 # A TCP port on 127.0.0.1 that nothing listens on right now.
 free_port() {
@@ -58,4 +59,55 @@ stop_service() {
   if [[ -n $dir && -f $dir/.tarn-temporary ]]; then
     rm -rf "$dir"
   fi
+}
+
+# await_ready WHAT PID TIMEOUT LOG...: waits (polling every 0.2 s, up to
+# TIMEOUT seconds) until the caller's `ready` function succeeds for the
+# service started as PID. When the process exits or the time runs out it
+# shows the last 40 lines of each LOG and dies (killing PID on a timeout).
+await_ready() {
+  local what=$1 pid=$2 timeout=$3
+  shift 3
+  local deadline=$((SECONDS + timeout))
+  while ((SECONDS < deadline)); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 40 "$@" >&2
+      die "$what exited during startup (logs above: $*)"
+    fi
+    if ready; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  tail -n 40 "$@" >&2
+  kill "$pid" 2>/dev/null || true
+  die "$what did not answer within ${timeout}s (logs above: $*)"
+}
+
+# status_service DIR: prints the caller's print_vars when the service of
+# DIR (or the last one started) runs and is ready; else says it is not
+# running and returns 1.
+status_service() {
+  resolve_dir "${1:-}"
+  if [[ -n $dir ]] && running && ready; then
+    print_vars
+  else
+    log "not running${dir:+ in $dir}"
+    return 1
+  fi
+}
+
+# service_main ARG...: the command line every service script takes:
+# start|stop|status [DIR], or setup. The caller defines cmd_start, setup,
+# usage and its pid file name in $pid_file.
+service_main() {
+  [[ $# -ge 1 && $# -le 2 ]] || usage
+  dir=""
+  case $1 in
+  start) cmd_start "${2:-}" ;;
+  stop) stop_service "$pid_file" "${2:-}" ;;
+  status) status_service "${2:-}" ;;
+  setup) setup ;;
+  *) usage ;;
+  esac
 }
