@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -60,6 +61,9 @@ func NewService(cfg Config) (*Service, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if err := checkPrincipalPrefixes(cfg.OIDC); err != nil {
+		return nil, err
 	}
 	s := &Service{cfg: cfg, external: map[string]*oidcIssuer{}}
 	for _, o := range cfg.OIDC {
@@ -280,4 +284,27 @@ func (s *Service) IssueFor(ctx context.Context, principal string, lifetime time.
 	}
 	now := s.cfg.Now()
 	return s.cfg.Key.issue(s.cfg.Issuer, principal, p.Generation, "", lifetime, now, now)
+}
+
+// checkPrincipalPrefixes refuses external issuers whose principals could
+// collide: with more than one issuer each needs a principal prefix, and
+// no prefix may start another (an issuer with prefix "a~" could mint
+// "a~b~x", a principal of the issuer with prefix "a~b~"). External
+// principals are stored by id alone, so the prefix is what ties one to
+// its issuer.
+func checkPrincipalPrefixes(issuers []OIDCConfig) error {
+	if len(issuers) < 2 {
+		return nil
+	}
+	for i, a := range issuers {
+		if a.PrincipalPrefix == "" {
+			return fmt.Errorf("%w: OIDC issuer %q needs a principal prefix: with several issuers, one without a prefix could mint any other's principals", ErrInvalidArgument, a.Issuer)
+		}
+		for j, b := range issuers {
+			if i != j && strings.HasPrefix(b.PrincipalPrefix, a.PrincipalPrefix) {
+				return fmt.Errorf("%w: OIDC issuers %q and %q: principal prefix %q starts %q", ErrInvalidArgument, a.Issuer, b.Issuer, a.PrincipalPrefix, b.PrincipalPrefix)
+			}
+		}
+	}
+	return nil
 }

@@ -252,8 +252,12 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit, reba
 	if err := wh.checkLocation("table location", s.next.Location()); err != nil {
 		return s, err
 	}
-	if locs := tableLocations(s.next); s.base == nil || !slices.Equal(locs, tableLocations(s.base)) {
-		s.change.Locations = locs
+	// A create, or a commit that moves the table or one of its path
+	// properties, records (and has the store check) the new directories.
+	if next := tableRoots(s.next); s.base == nil || !slices.Equal(normLocations(next), normLocations(tableRoots(s.base))) {
+		if s.change.Locations, err = wh.checkLocations(next); err != nil {
+			return s, err
+		}
 	}
 	if s.js, err = json.Marshal(s.next); err != nil {
 		return s, err

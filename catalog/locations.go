@@ -1,8 +1,11 @@
 package catalog
 
 import (
+	"fmt"
+	"path"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/apache/iceberg-go/table"
 )
@@ -19,31 +22,96 @@ var FilePathProperties = []string{
 	"write.folder-storage.path",
 }
 
-// tableLocations is every directory a table's files are written under: its
-// location and each path property that is set (URIs without a trailing
-// slash, sorted, without repeats).
-func tableLocations(md table.Metadata) []string {
-	locs := []string{normLocation(md.Location())}
+// tableRoots is every directory a table's files are written under: its
+// location and each path property that is set, as written.
+func tableRoots(md table.Metadata) []string {
+	locs := []string{md.Location()}
 	props := md.Properties()
 	for _, k := range FilePathProperties {
 		if v := props[k]; v != "" {
-			locs = append(locs, normLocation(v))
+			locs = append(locs, v)
 		}
 	}
-	slices.Sort(locs)
-	return slices.Compact(locs)
+	return locs
 }
 
-// normLocation drops a trailing slash and spells Hadoop's s3a:// and
-// s3n:// as s3://, so that one directory compares equal to itself
-// whichever way a client wrote it.
-func normLocation(loc string) string {
-	for _, scheme := range []string{"s3a://", "s3n://"} {
-		if rest, ok := strings.CutPrefix(loc, scheme); ok {
-			loc = "s3://" + rest
+// tableLocations is tableRoots checked by checkLocations: what a new
+// table's pointer records. Errors: ErrInvalidArgument.
+func (w *Warehouse) tableLocations(md table.Metadata) ([]string, error) {
+	return w.checkLocations(tableRoots(md))
+}
+
+// checkLocations checks that each of a table's or view's directories lies
+// inside the warehouse and passes checkLocationChars, and returns them as
+// normLocations does. Errors: ErrInvalidArgument.
+func (w *Warehouse) checkLocations(locs []string) ([]string, error) {
+	for _, l := range locs {
+		if err := checkLocationChars(l); err != nil {
+			return nil, err
+		}
+		if err := w.checkLocation("location", strings.TrimRight(l, "/")); err != nil {
+			return nil, err
 		}
 	}
-	return strings.TrimRight(loc, "/")
+	return normLocations(locs), nil
+}
+
+// normLocations is locs through normLocation, sorted, without repeats.
+func normLocations(locs []string) []string {
+	out := make([]string, len(locs))
+	for i, l := range locs {
+		out[i] = normLocation(l)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// reservedLocationChars may not appear in a table's or view's location
+// or path property: '?' and '#' end the path of a URI (the directory
+// checked would not be the one written), '*' and '?' are wildcards and
+// "${" starts a variable in an IAM policy (vended credentials would reach
+// other tables), and '%' would decode into any of them. Tarn's own
+// locations never hold them.
+const reservedLocationChars = "?#*$%\\"
+
+// checkLocationChars returns ErrInvalidArgument when loc holds a reserved
+// character (reservedLocationChars), a control character or an empty
+// path segment ("//": one directory on a file system, two different
+// prefixes in S3).
+func checkLocationChars(loc string) error {
+	if i := strings.IndexFunc(loc, func(r rune) bool { return strings.ContainsRune(reservedLocationChars, r) || unicode.IsControl(r) }); i >= 0 {
+		return fmt.Errorf("%w: location %q holds %q: a table or view location may not contain ? # * $ %% \\ or control characters", ErrInvalidArgument, loc, loc[i:i+1])
+	}
+	if _, rest, ok := strings.Cut(loc, "://"); ok {
+		if _, p, _ := strings.Cut(rest, "/"); strings.Contains(strings.TrimRight(p, "/"), "//") {
+			return fmt.Errorf("%w: location %q has an empty path segment (//)", ErrInvalidArgument, loc)
+		}
+	}
+	return nil
+}
+
+// normLocation is the form locations are compared in: scheme in lower
+// case, Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ as
+// file:///, the path cleaned (no "//", no trailing slash), so that one
+// directory compares equal to itself however a client wrote it.
+func normLocation(loc string) string {
+	scheme, rest, ok := strings.Cut(loc, "://")
+	if !ok {
+		return strings.TrimRight(loc, "/")
+	}
+	scheme = strings.ToLower(scheme)
+	switch scheme {
+	case "s3a", "s3n":
+		scheme = "s3"
+	}
+	host, p, _ := strings.Cut(rest, "/")
+	if scheme == "file" && strings.EqualFold(host, "localhost") {
+		host = ""
+	}
+	if p = path.Clean("/" + p); p == "/" {
+		p = ""
+	}
+	return scheme + "://" + host + p
 }
 
 // PointerLocations is the set of directories p's table or view writes

@@ -86,6 +86,17 @@ func (w *Warehouse) SignS3Request(ctx context.Context, tableLocation string, req
 		}
 	}
 	payload := hr.Header.Get("X-Amz-Content-Sha256")
+	if bodyChecked(req) {
+		// The keys checked are those of req.Body: the signature must
+		// cover exactly that body, or a client could have a different
+		// one (naming other tables' objects) signed under the checked
+		// one's name. S3 verifies the body against this hash.
+		sum := sha256.Sum256([]byte(req.Body))
+		if want := hex.EncodeToString(sum[:]); payload != "" && payload != want {
+			return nil, Errorf(ErrSignOutsideLocation, "X-Amz-Content-Sha256 %q is not the hash of the body that was checked", payload)
+		}
+		payload = ""
+	}
 	if payload == "" {
 		if req.Body != "" {
 			sum := sha256.Sum256([]byte(req.Body))
@@ -128,6 +139,13 @@ var signQueryParams = map[string]bool{
 	"list-type": true, "prefix": true, "continuation-token": true, "delimiter": true,
 	"max-keys": true, "start-after": true, "encoding-type": true, "fetch-owner": true,
 	"delete": true,
+}
+
+// bodyChecked reports whether checkSignTarget decided on req's body (a
+// DeleteObjects request): the signature must then bind that body.
+func bodyChecked(req spec.RemoteSignRequest) bool {
+	u, err := url.Parse(req.URI)
+	return err == nil && req.Method == http.MethodPost && u.Query().Has("delete")
 }
 
 // signObjectParams are those of signQueryParams allowed on an object
@@ -179,8 +197,11 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, tableL
 	}
 	switch {
 	case (req.Method == http.MethodGet || req.Method == http.MethodHead) && q.Has("prefix") && !q.Has("delete") && !q.Has("uploads"):
+		// The table's directory itself ("<location>/") or anything
+		// inside it; "<location>" without the slash would also list
+		// sibling tables whose names extend it (t and t2).
 		p := q.Get("prefix")
-		if strings.TrimSuffix("s3://"+bucket+"/"+p, "/") == strings.TrimSuffix(tableLocation, "/") || inside(p) {
+		if "s3://"+bucket+"/"+p == strings.TrimSuffix(tableLocation, "/")+"/" || inside(p) {
 			return nil
 		}
 	case req.Method == http.MethodPost && q.Has("delete"):

@@ -2,6 +2,8 @@ package catalog_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -62,6 +64,9 @@ func TestSignS3RequestOutsideLocation(t *testing.T) {
 		{"DELETE", "http://127.0.0.1:9000/bkt", ""},
 		{"POST", "http://127.0.0.1:9000/bkt?delete", `<Delete><Object><Key>wh/t-1/a</Key></Object><Object><Key>wh/t-2/a</Key></Object></Delete>`},
 		{"POST", "http://127.0.0.1:9000/bkt?delete", ``},
+		// Without the slash the prefix also lists sibling tables that
+		// extend the name (t-1 and t-10).
+		{"GET", "http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/t-1", ""},
 	} {
 		_, err := wh.SignS3Request(context.Background(), "s3://bkt/wh/t-1", spec.RemoteSignRequest{
 			Region: "us-east-1", URI: tc.uri, Method: tc.method, Body: tc.body, Headers: map[string][]string{}})
@@ -204,5 +209,35 @@ func TestSignS3RequestOtherWarehouse(t *testing.T) {
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument, loc)
 		_, verr := wh.VendCredentials(context.Background(), loc, catalog.AccessRead)
 		require.ErrorIs(t, verr, catalog.ErrInvalidArgument, loc)
+	}
+}
+
+// Regression (trial): DeleteObjects was signed with the client's own
+// X-Amz-Content-Sha256, so a client could have the keys of one body
+// checked and a signature for another body (naming other tables'
+// objects) returned. The signature now always covers the checked body:
+// a different or UNSIGNED-PAYLOAD hash is refused, and without one the
+// checked body's hash is signed.
+func TestSignDeleteObjectsBindsTheCheckedBody(t *testing.T) {
+	wh := signingWarehouse(t)
+	checked := `<Delete><Object><Key>wh/t-1/data/a</Key></Object></Delete>`
+	hostile := `<Delete><Object><Key>wh/t-2/data/a</Key></Object></Delete>`
+	sum := func(b string) string { h := sha256.Sum256([]byte(b)); return hex.EncodeToString(h[:]) }
+	sign := func(hash string) (*spec.RemoteSignResult, error) {
+		h := map[string][]string{}
+		if hash != "" {
+			h["X-Amz-Content-Sha256"] = []string{hash}
+		}
+		return wh.SignS3Request(context.Background(), "s3://bkt/wh/t-1", spec.RemoteSignRequest{
+			Region: "us-east-1", Method: "POST", URI: "http://127.0.0.1:9000/bkt?delete", Body: checked, Headers: h})
+	}
+	for _, hash := range []string{sum(hostile), "UNSIGNED-PAYLOAD"} {
+		_, err := sign(hash)
+		require.ErrorIs(t, err, catalog.ErrForbidden, hash)
+	}
+	for _, hash := range []string{"", sum(checked)} {
+		res, err := sign(hash)
+		require.NoError(t, err)
+		require.Equal(t, []string{sum(checked)}, res.Headers["X-Amz-Content-Sha256"])
 	}
 }

@@ -77,6 +77,9 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 		return nil, err
 	}
 	if req.StageCreate {
+		if _, err := wh.tableLocations(md); err != nil {
+			return nil, err
+		}
 		// No catalog state is written for a staged create, but on a file://
 		// warehouse the table's directories are made now: DuckDB's
 		// CREATE TABLE AS writes data files before it commits and does not
@@ -87,11 +90,15 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 		}
 		return &Loaded{Ident: id, MetadataJSON: js}, nil
 	}
+	locs, err := wh.tableLocations(md)
+	if err != nil {
+		return nil, err
+	}
 	mloc, err := c.writeTableMetadata(ctx, wh, md, js, 0)
 	if err != nil {
 		return nil, err
 	}
-	err = c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindTable, MetadataLocation: mloc, Locations: tableLocations(md)}})
+	err = c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindTable, MetadataLocation: mloc, Locations: locs}})
 	if err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
@@ -165,7 +172,8 @@ func (c *Catalog) abandon(ctx context.Context, wh *Warehouse, err error, written
 // deletes every file the table's metadata references inside the warehouse
 // (data, delete, manifest, manifest-list, statistics and metadata files).
 // Errors: ErrNoSuchTable; ErrTableOwned when an enabled topic owns the
-// table (see Owners). A table owned by a disabled topic is dropped, and
+// table (see Owners); ErrInvalidArgument for a purge through a warehouse
+// the table's metadata is not in. A table owned by a disabled topic is dropped, and
 // the Owners hook told (TableDropped).
 func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge bool) error {
 	if err := id.Validate(); err != nil {
@@ -174,6 +182,19 @@ func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge 
 	owned, err := c.checkDroppable(id)
 	if err != nil {
 		return err
+	}
+	if purge {
+		// A purge deletes through wh's file IO, so only wh's own files: a
+		// table of another warehouse (reached through the wrong prefix)
+		// is refused as loadTable refuses it, rather than dropped with
+		// its files left behind.
+		p, err := c.store.LoadPointer(ctx, id, KindTable)
+		if err != nil {
+			return err
+		}
+		if err := wh.checkLocation("metadata location", p.MetadataLocation); err != nil {
+			return fmt.Errorf("%w; purge it through the prefix of its own warehouse", err)
+		}
 	}
 	p, err := c.store.DropPointer(ctx, id, KindTable)
 	if err != nil {
@@ -249,10 +270,11 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is not valid table metadata: %v", ErrInvalidArgument, req.MetadataLocation, err)
 	}
-	if err := wh.checkLocation("table location", md.Location()); err != nil {
+	locs, err := wh.tableLocations(md)
+	if err != nil {
 		return nil, err
 	}
-	change := PointerChange{Ident: id, Kind: KindTable, MetadataLocation: req.MetadataLocation, Locations: tableLocations(md)}
+	change := PointerChange{Ident: id, Kind: KindTable, MetadataLocation: req.MetadataLocation, Locations: locs}
 	if req.Overwrite {
 		if cur, err := c.store.LoadPointer(ctx, id, KindTable); err == nil {
 			change.ExpectedVersion = cur.Version

@@ -162,13 +162,18 @@ type policyStatement struct {
 // allows, the credentials reach only objects under the table's location:
 //
 //   - read: s3:GetObject on arn:aws:s3:::bucket/prefix/* and s3:ListBucket
-//     on the bucket restricted by s3:prefix to prefix and prefix/*;
+//     on the bucket restricted by s3:prefix to prefix/ and prefix/* (not
+//     prefix alone, which would list sibling tables that extend it);
 //   - read-write adds s3:PutObject, s3:DeleteObject,
 //     s3:AbortMultipartUpload and s3:ListMultipartUploadParts on
 //     bucket/prefix/*.
 //
-// Errors wrap ErrInvalidArgument for a location that is not s3://bucket/key.
+// Errors wrap ErrInvalidArgument for a location that is not s3://bucket/key
+// or that holds a character IAM would read as a wildcard or variable.
 func SessionPolicy(location string, access Access) ([]byte, error) {
+	if err := checkLocationChars(location); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(location)
 	if err != nil || u.Scheme != "s3" || u.Host == "" {
 		return nil, fmt.Errorf("%w: %q is not an s3://bucket/key location", ErrInvalidArgument, location)
@@ -181,7 +186,7 @@ func SessionPolicy(location string, access Access) ([]byte, error) {
 	doc := policyDocument{Version: "2012-10-17", Statement: []policyStatement{
 		{Sid: "ReadTableObjects", Effect: "Allow", Action: []string{"s3:GetObject"}, Resource: []string{objects}},
 		{Sid: "ListTablePrefix", Effect: "Allow", Action: []string{"s3:ListBucket"}, Resource: []string{"arn:aws:s3:::" + u.Host},
-			Condition: map[string]map[string][]string{"StringLike": {"s3:prefix": {prefix, prefix + "/*"}}}},
+			Condition: map[string]map[string][]string{"StringLike": {"s3:prefix": {prefix + "/", prefix + "/*"}}}},
 	}}
 	if access == AccessReadWrite {
 		doc.Statement = append(doc.Statement, policyStatement{Sid: "WriteTableObjects", Effect: "Allow",

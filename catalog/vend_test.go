@@ -19,7 +19,7 @@ func TestSessionPolicyReadOnly(t *testing.T) {
 	require.JSONEq(t, `{"Version":"2012-10-17","Statement":[
 	 {"Sid":"ReadTableObjects","Effect":"Allow","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::bkt/wh/sales/orders-abc/*"]},
 	 {"Sid":"ListTablePrefix","Effect":"Allow","Action":["s3:ListBucket"],"Resource":["arn:aws:s3:::bkt"],
-	  "Condition":{"StringLike":{"s3:prefix":["wh/sales/orders-abc","wh/sales/orders-abc/*"]}}}]}`, string(b))
+	  "Condition":{"StringLike":{"s3:prefix":["wh/sales/orders-abc/","wh/sales/orders-abc/*"]}}}]}`, string(b))
 }
 
 func TestSessionPolicyReadWrite(t *testing.T) {
@@ -47,7 +47,11 @@ func TestSessionPolicyReadWrite(t *testing.T) {
 }
 
 func TestSessionPolicyRefusesNonTableLocations(t *testing.T) {
-	for _, loc := range []string{"s3://bkt", "s3://bkt/", "file:///tmp/x", "gs://b/x"} {
+	// A location holding an IAM wildcard or variable, or a URI query or
+	// fragment, would widen the policy to other tables (a trial's "t?",
+	// "*" and "${aws:username}").
+	for _, loc := range []string{"s3://bkt", "s3://bkt/", "file:///tmp/x", "gs://b/x",
+		"s3://bkt/wh/ns/t?", "s3://bkt/wh/ns/*", "s3://bkt/wh/ns/%2A", "s3://bkt/wh/ns/${aws:username}", "s3://bkt/wh/ns/t#x"} {
 		_, err := catalog.SessionPolicy(loc, catalog.AccessRead)
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument, loc)
 	}

@@ -66,11 +66,15 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	if err != nil {
 		return nil, err
 	}
+	locs, err := wh.checkLocations([]string{loc})
+	if err != nil {
+		return nil, err
+	}
 	mloc, err := writeMetadataFile(ctx, wh, loc, built.Properties(), js, 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: mloc, Locations: []string{normLocation(loc)}}}); err != nil {
+	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: mloc, Locations: locs}}); err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
 	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
@@ -124,14 +128,16 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 		if err != nil {
 			return false, err
 		}
-		mloc, err := writeMetadataFile(ctx, wh, built.Location(), built.Properties(), next, nextMetadataVersion(p.MetadataLocation, p.Version))
-		if err != nil {
+		change := PointerChange{Ident: id, Kind: KindView, ExpectedVersion: p.Version}
+		if normLocation(built.Location()) != normLocation(base.Location()) {
+			if change.Locations, err = wh.checkLocations([]string{built.Location()}); err != nil {
+				return false, err
+			}
+		}
+		if change.MetadataLocation, err = writeMetadataFile(ctx, wh, built.Location(), built.Properties(), next, nextMetadataVersion(p.MetadataLocation, p.Version)); err != nil {
 			return false, err
 		}
-		change := PointerChange{Ident: id, Kind: KindView, ExpectedVersion: p.Version, MetadataLocation: mloc}
-		if normLocation(built.Location()) != normLocation(base.Location()) {
-			change.Locations = []string{normLocation(built.Location())}
-		}
+		mloc := change.MetadataLocation
 		if err := c.store.CommitPointers(ctx, []PointerChange{change}); err != nil {
 			err = c.abandon(ctx, wh, err, mloc)
 			return errors.Is(err, ErrCommitFailed), err
@@ -189,10 +195,11 @@ func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace,
 	if err := c.checkNameUnreserved(ctx, id, "register view"); err != nil {
 		return nil, err
 	}
-	if err := wh.checkLocation("view location", md.Location()); err != nil {
+	locs, err := wh.checkLocations([]string{md.Location()})
+	if err != nil {
 		return nil, err
 	}
-	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: req.MetadataLocation, Locations: []string{normLocation(md.Location())}}}); err != nil {
+	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: req.MetadataLocation, Locations: locs}}); err != nil {
 		return nil, err
 	}
 	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: 1}, nil

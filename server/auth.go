@@ -177,7 +177,8 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		if err := peekBody(c, &req); err != nil || len(req.Namespace) == 0 {
 			return nil, err // the handler reports the bad body
 		}
-		return one(auth.Create, parentOf(req.Namespace), nil)
+		checks := []check{{auth.Create, parentOf(req.Namespace)}}
+		return append(checks, s.namespaceLocationChecks(c, req.Namespace, req.Properties)...), nil
 	case "/namespaces/:namespace":
 		n, err := ns()
 		switch m {
@@ -188,7 +189,14 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		}
 	case "/namespaces/:namespace/properties":
 		n, err := ns()
-		return one(auth.Write, n, err)
+		if err != nil {
+			return nil, err
+		}
+		var req spec.UpdateNamespacePropertiesRequest
+		if err := peekBody(c, &req); err != nil {
+			return nil, err
+		}
+		return append([]check{{auth.Write, n}}, s.namespaceLocationChecks(c, n.Namespace, req.Updates)...), nil
 	case "/namespaces/:namespace/tables", "/namespaces/:namespace/views":
 		n, err := ns()
 		if m == http.MethodGet {
@@ -349,6 +357,17 @@ func (s *Server) setLocationChecks(c echo.Context, ns []string, updates []locati
 			(u.Action == "set-properties" && s.pathPropertiesNeedManage(c, ns, u.Updates)) {
 			return []check{{auth.Manage, auth.Catalog()}}
 		}
+	}
+	return nil
+}
+
+// namespaceLocationChecks asks manage on the catalog when namespace
+// properties props set a "location" (the parent of the namespace's new
+// tables and views) outside the namespace's own directory: new tables
+// would otherwise be made in another namespace's directory.
+func (s *Server) namespaceLocationChecks(c echo.Context, ns []string, props map[string]string) []check {
+	if loc := props["location"]; loc != "" && s.locationNeedsManage(c, ns, strings.TrimRight(loc, "/")+"/x", false) {
+		return []check{{auth.Manage, auth.Catalog()}}
 	}
 	return nil
 }

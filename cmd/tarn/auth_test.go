@@ -212,7 +212,9 @@ func TestServeAuthFlagErrors(t *testing.T) {
 		{args: []string{"--listen", "127.0.0.1:0", "--oidc-issuers", `[{"issuer":"https://idp"}]`}, want: "--oidc-issuer and --oidc-issuers need --auth oauth2"},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"issuer":"https://idp","audiense":"x"}]`}, want: `unknown field "audiense"`},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"audience":"x"}]`}, want: `"issuer" is required`},
-		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuer", "https://idp", "--oidc-issuers", `[{"issuer":"https://idp"}]`}, want: `"https://idp" is configured twice`},
+		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"issuer":"https://idp","principal-prefix":"a~"},{"issuer":"https://idp","principal-prefix":"b~"}]`}, want: `"https://idp" is configured twice`},
+		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuer", "https://idp", "--oidc-issuers", `[{"issuer":"https://idp2","principal-prefix":"corp~"}]`}, want: `OIDC issuer "https://idp" needs a principal prefix`},
+		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"issuer":"https://idp","principal-prefix":"a~"},{"issuer":"https://idp2","principal-prefix":"a~b~"}]`}, want: `principal prefix "a~" starts "a~b~"`},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"issuer":"https://idp","principal-prefix":"okta:"}]`}, want: `principal prefix "okta:" cannot start a principal id`},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2"}, env: []string{"TARN_ROOT_CREDENTIAL=nocolon"}, want: "TARN_ROOT_CREDENTIAL must be id:secret"},
 	} {

@@ -1,0 +1,78 @@
+package catalog_test
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/view"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/testserver"
+	"github.com/tarnhq/tarn/spec"
+)
+
+var idSchema = iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+
+// Locations that would end the URI's path early ('?', '#'), act as IAM
+// wildcards or variables in a vended session policy ('*', '?', "${"),
+// decode into those ('%'), or name one file-system directory as two
+// ("//") are refused for a new table, a view, set-location and the
+// path properties (a trial got credentials for table t through a table
+// at "t?" and for a whole namespace through one at "ns/*").
+func TestLocationReservedCharactersRefused(t *testing.T) {
+	ctx := context.Background()
+	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
+	ns := catalog.Namespace{"ns"}
+	require.NoError(t, cat.CreateNamespace(ctx, ns, nil))
+	_, err := cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "t", Schema: idSchema})
+	require.NoError(t, err)
+	base := wh.Location + "/ns/"
+	for _, loc := range []string{base + "t?", base + "t?x=1", base + "*", base + "%2A", base + "${aws:username}", base + "t#f", base + "a//b", base + "t\x01"} {
+		_, err := cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "bad", Schema: idSchema, Location: loc})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, "create at %q", loc)
+		_, err = cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "bad", Schema: idSchema, Properties: map[string]string{"write.data.path": loc}})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, "write.data.path %q", loc)
+		_, err = cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: catalog.Ident{Namespace: ns, Name: "t"}, Updates: []table.Update{table.NewSetLocationUpdate(loc)}})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, "set-location %q", loc)
+		_, err = cat.CreateView(ctx, wh, ns, spec.CreateViewRequest{Name: "v", Location: loc, Schema: idSchema, ViewVersion: viewVersion()})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, "view at %q", loc)
+	}
+	ok, err := cat.TableExists(ctx, catalog.Ident{Namespace: ns, Name: "bad"})
+	require.NoError(t, err)
+	require.False(t, ok)
+	// A path property outside the warehouse is refused too: the table's
+	// files would land where no vended credential or purge reaches.
+	_, err = cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "bad", Schema: idSchema, Properties: map[string]string{"write.data.path": "file:///tmp/elsewhere"}})
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+}
+
+// Regression (trial): DELETE ...?purgeRequested=true through another
+// warehouse's prefix answered 204 and dropped the table, but purged
+// nothing (that warehouse's file IO cannot reach the files), leaving them
+// orphaned. It is refused now, and the table stays.
+func TestPurgeThroughAnotherWarehouseRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cat, wh, _ := testserver.NewCatalog(t, dir, nil)
+	other, err := catalog.NewWarehouse("other", (&url.URL{Scheme: "file", Path: filepath.Join(dir, "other")}).String(), nil)
+	require.NoError(t, err)
+	ns := catalog.Namespace{"ns"}
+	require.NoError(t, cat.CreateNamespace(ctx, ns, nil))
+	_, err = cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "t", Schema: idSchema})
+	require.NoError(t, err)
+	id := catalog.Ident{Namespace: ns, Name: "t"}
+	require.ErrorIs(t, cat.DropTable(ctx, other, id, true), catalog.ErrInvalidArgument)
+	_, err = cat.LoadTable(ctx, wh, id)
+	require.NoError(t, err, "the table is still there")
+	require.NoError(t, cat.DropTable(ctx, wh, id, true))
+}
+
+func viewVersion() *view.Version {
+	return &view.Version{VersionID: 1, SchemaID: 0, TimestampMS: 1, Summary: view.VersionSummary{"engine-name": "test"},
+		Representations: []view.Representation{view.NewRepresentation("select 1", "spark")}, DefaultNamespace: table.Identifier{"ns"}}
+}
