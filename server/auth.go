@@ -470,46 +470,21 @@ func peekBody(c echo.Context, v any) error {
 	return nil
 }
 
-// visibleNamespaces drops the namespaces the caller may not see.
-func (s *Server) visibleNamespaces(c echo.Context, list []catalog.Namespace) ([]catalog.Namespace, error) {
+// visibleOnly sets page.Keep to the caller's visibility (of namespaces,
+// or of the tables or views mk names): the store then pages over what the
+// caller may see, so neither the entries nor the page tokens name a
+// hidden one. Without an identity (auth off) page is unchanged.
+func (s *Server) visibleOnly(c echo.Context, page *catalog.Page, mk func(ns []string, name string) auth.Securable) error {
 	id := identity(c)
 	if id == nil {
-		return list, nil
+		return nil
 	}
 	az, err := s.authorizer(c.Request().Context())
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := list[:0:0]
-	for _, ns := range list {
-		if az.Visible(id, auth.Namespace(ns)) {
-			out = append(out, ns)
-		}
-	}
-	return out, nil
-}
-
-// visibleIdents drops the tables or views the caller may not see.
-func (s *Server) visibleIdents(c echo.Context, ids []catalog.Ident) ([]catalog.Ident, error) {
-	id := identity(c)
-	if id == nil {
-		return ids, nil
-	}
-	az, err := s.authorizer(c.Request().Context())
-	if err != nil {
-		return nil, err
-	}
-	mk := auth.Table
-	if strings.HasSuffix(c.Path(), "/views") {
-		mk = auth.View
-	}
-	out := ids[:0:0]
-	for _, t := range ids {
-		if az.Visible(id, mk(t.Namespace, t.Name)) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	page.Keep = func(ns catalog.Namespace, name string) bool { return az.Visible(id, mk(ns, name)) }
+	return nil
 }
 
 // visibleTopics keeps the topics whose table's namespace the caller

@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -748,4 +749,61 @@ func TestAuthTokenExchangeChecksClientCredentials(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.Status, "%s: %s", name, r.Body)
 		e.must(t, decodeJSON[auth.TokenResponse](t, r).AccessToken, http.StatusOK, http.MethodGet, "/v1/config", "")
 	}
+}
+
+// TestAuthListPagesLeakNoHiddenName: a principal that may see one
+// namespace (and one table) of many pages through the listings with
+// pageSize 1: every page holds an entry it may see, and no page token
+// decodes to a hidden name (a trial read hidden namespaces a, aa, ab, c
+// off the tokens of empty pages).
+func TestAuthListPagesLeakNoHiddenName(t *testing.T) {
+	e := newAuthEnv(t)
+	e.seed(t) // namespaces sales and hr, tables sales.orders and hr.pay
+	root := e.tokenFor(t, "root", rootSecret)
+	for _, ns := range []string{"a", "aa", "ab", "b", "c"} {
+		e.must(t, root, http.StatusOK, http.MethodPost, "/v1/namespaces", `{"namespace":["`+ns+`"]}`)
+	}
+	for _, name := range []string{"a1", "b1", "hidden", "zz"} {
+		e.must(t, root, http.StatusOK, http.MethodPost, "/v1/namespaces/b/tables", `{"name":"`+name+`","schema":`+schemaJSON+`}`)
+	}
+	r := e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/principals", `{"id":"bob"}`)
+	bob := decodeJSON[server.PrincipalResponse](t, r)
+	e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/roles", `{"name":"b-reader"}`)
+	e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/grants", `{"role":"b-reader","privilege":"read","on":{"type":"table","namespace":["b"],"name":"b1"}}`)
+	e.must(t, root, http.StatusNoContent, http.MethodPut, "/management/v1/principals/bob/roles/b-reader", "")
+	tok := e.tokenFor(t, "bob", bob.Secret)
+
+	hidden := []string{"a", "aa", "ab", "c", "hr", "sales", "a1", "hidden", "zz"}
+	walk := func(path, field string) []string {
+		t.Helper()
+		var seen []string
+		token := ""
+		for range 20 {
+			r := e.must(t, tok, http.StatusOK, http.MethodGet, path+"?pageSize=1&pageToken="+url.QueryEscape(token), "")
+			var page map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(r.Body, &page))
+			var entries []json.RawMessage
+			require.NoError(t, json.Unmarshal(page[field], &entries))
+			for _, en := range entries {
+				seen = append(seen, string(en))
+			}
+			token = ""
+			if raw, ok := page["next-page-token"]; ok {
+				require.NoError(t, json.Unmarshal(raw, &token))
+			}
+			if token == "" {
+				return seen
+			}
+			require.NotEmpty(t, entries, "a page that is not the last holds an entry")
+			dec, err := base64.RawURLEncoding.DecodeString(token)
+			require.NoError(t, err)
+			for _, h := range hidden {
+				assert.NotRegexp(t, `(^|[^a-z0-9])`+h+`($|[^a-z0-9])`, string(dec)[1:], "token %q names hidden %s", token, h)
+			}
+		}
+		t.Fatal("listing did not end")
+		return nil
+	}
+	assert.Equal(t, []string{`["b"]`}, walk("/v1/namespaces", "namespaces"))
+	assert.Equal(t, []string{`{"namespace":["b"],"name":"b1"}`}, walk("/v1/namespaces/b/tables", "identifiers"))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/spec"
 )
@@ -23,11 +24,11 @@ func (s *Server) listNamespaces(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, next, err := s.cat.ListNamespaces(c.Request().Context(), parent, page)
-	if err != nil {
+	if err := s.visibleOnly(c, &page, func(ns []string, _ string) auth.Securable { return auth.Namespace(ns) }); err != nil {
 		return err
 	}
-	if list, err = s.visibleNamespaces(c, list); err != nil {
+	list, next, err := s.cat.ListNamespaces(c.Request().Context(), parent, page)
+	if err != nil {
 		return err
 	}
 	out := spec.ListNamespacesResponse{Namespaces: make([][]string, 0, len(list)), NextPageToken: nextToken(next)}

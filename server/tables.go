@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/spec"
 )
@@ -32,11 +33,15 @@ func (s *Server) listTabulars(c echo.Context, list func(ctx context.Context, ns 
 	if err != nil {
 		return err
 	}
-	ids, next, err := list(c.Request().Context(), ns, page)
-	if err != nil {
+	mk := auth.Table
+	if strings.HasSuffix(c.Path(), "/views") {
+		mk = auth.View
+	}
+	if err := s.visibleOnly(c, &page, mk); err != nil {
 		return err
 	}
-	if ids, err = s.visibleIdents(c, ids); err != nil {
+	ids, next, err := list(c.Request().Context(), ns, page)
+	if err != nil {
 		return err
 	}
 	out := spec.ListTablesResponse{Identifiers: make([]spec.TableIdentifier, 0, len(ids)), NextPageToken: nextToken(next)}

@@ -72,7 +72,9 @@ func (s *Store) ListNamespaces(ctx context.Context, parent catalog.Namespace, pa
 		if len(parent) > 0 && !namespaceExists(tx, parent) {
 			return catalog.NamespaceNotFoundError(parent)
 		}
-		isChild := func(k, _ []byte) bool { return !bytes.Contains(k[len(prefix):], []byte{levelSep}) }
+		isChild := func(k, _ []byte) bool {
+			return !bytes.Contains(k[len(prefix):], []byte{levelSep}) && (page.Keep == nil || page.Keep(decodeNS(k), ""))
+		}
 		next, err = scan(tx.Bucket(bucketNamespaces), tagNamespaces, prefix, page, isChild, func(k, _ []byte) error {
 			out = append(out, decodeNS(k))
 			return nil

@@ -41,9 +41,16 @@ func (s *Store) ListPointers(ctx context.Context, ns catalog.Namespace, kind cat
 			return catalog.NamespaceNotFoundError(ns)
 		}
 		b := tx.Bucket(bucketPointers)
-		ofKind := func(_, v []byte) bool {
+		ofKind := func(k, v []byte) bool {
 			var r pointerRecord
-			return json.Unmarshal(v, &r) == nil && r.Kind == kind
+			if json.Unmarshal(v, &r) != nil || r.Kind != kind {
+				return false
+			}
+			if page.Keep != nil {
+				id := identFromKey(k)
+				return page.Keep(id.Namespace, id.Name)
+			}
+			return true
 		}
 		next, err = scan(b, tagPointers, prefix, page, ofKind, func(k, _ []byte) error {
 			out = append(out, identFromKey(k))

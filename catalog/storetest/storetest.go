@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 	t.Run("DropPointer", func(t *testing.T) { testDropPointer(t, newStore) })
 	t.Run("RenamePointer", func(t *testing.T) { testRenamePointer(t, newStore) })
 	t.Run("Locations", func(t *testing.T) { testLocations(t, newStore) })
+	t.Run("ListKeep", func(t *testing.T) { testListKeep(t, newStore) })
 	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testConcurrentCAS(t, newStore) })
 	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, newStore) })
 }
@@ -1159,4 +1160,54 @@ func testLocations(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 		err := s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("a", "new"), Kind: catalog.KindTable, MetadataLocation: loc("new"), Locations: []string{wh + "/a/old/sub"}}})
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument)
 	})
+}
+
+// testListKeep: with Page.Keep a listing pages over the kept entries
+// only: every page but the last holds Size of them, and no token names a
+// dropped entry (a following page starts after the last kept one).
+func testListKeep(t *testing.T, newStore func(t *testing.T) catalog.Store) {
+	s := newStore(t)
+	createNamespaces(t, s, ns("a"), ns("aa"), ns("b"), ns("c"), ns("d"))
+	for _, n := range []string{"h1", "k1", "h2", "h3", "k2", "h4"} {
+		create(t, s, id("b", n), catalog.KindTable, loc(n))
+	}
+	keepNS := func(n catalog.Namespace, _ string) bool { return n[0] == "b" || n[0] == "d" }
+	keepT := func(_ catalog.Namespace, name string) bool { return name[0] == 'k' }
+	var gotNS []catalog.Namespace
+	var tokens []string
+	page := catalog.Page{Size: 1, Keep: keepNS}
+	for {
+		list, next, err := s.ListNamespaces(t.Context(), nil, page)
+		require.NoError(t, err)
+		require.Len(t, list, 1, "every page holds a kept entry")
+		gotNS = append(gotNS, list...)
+		if next == "" {
+			break
+		}
+		tokens = append(tokens, next)
+		page.Token = next
+	}
+	require.Equal(t, []catalog.Namespace{ns("b"), ns("d")}, gotNS)
+	var gotT []catalog.Ident
+	page = catalog.Page{Size: 1, Keep: keepT}
+	for {
+		list, next, err := s.ListPointers(t.Context(), ns("b"), catalog.KindTable, page)
+		require.NoError(t, err)
+		gotT = append(gotT, list...)
+		if next == "" {
+			break
+		}
+		require.Len(t, list, 1)
+		tokens = append(tokens, next)
+		page.Token = next
+	}
+	require.Equal(t, []catalog.Ident{id("b", "k1"), id("b", "k2")}, gotT)
+	// The first token is the one an unfiltered listing gives right after
+	// b (a, aa, b): it names the kept b, not the dropped a or aa.
+	_, afterB, err := s.ListNamespaces(t.Context(), nil, catalog.Page{Size: 3})
+	require.NoError(t, err)
+	require.Equal(t, afterB, tokens[0])
+	all, _, err := s.ListNamespaces(t.Context(), nil, catalog.Page{Token: tokens[0]})
+	require.NoError(t, err)
+	require.Equal(t, []catalog.Namespace{ns("c"), ns("d")}, all, "the first token resumes right after b")
 }
