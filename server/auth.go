@@ -332,6 +332,22 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 			return one(auth.Manage, auth.Table(id.Namespace, id.Name), nil)
 		}
 		return nil, nil // the handler reports the bad table name
+	case "/management/v1/grants", "/management/v1/grants/revoke":
+		// Granting or revoking a privilege on a securable needs manage on
+		// it (inherited from its namespaces and the catalog): a
+		// namespace's manager hands out access to that namespace only.
+		// Listing every grant needs manage on the catalog.
+		if m != http.MethodPost {
+			break
+		}
+		var g auth.Grant
+		if err := peekBody(c, &g); err != nil {
+			return nil, err
+		}
+		if g.On.Validate() != nil {
+			break // the catalog's manager may learn the reason
+		}
+		return one(auth.Manage, g.On, nil)
 	}
 	if strings.HasPrefix(route, "/management/v1/principals") || strings.HasPrefix(route, "/management/v1/roles") ||
 		strings.HasPrefix(route, "/management/v1/grants") {

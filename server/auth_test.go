@@ -807,3 +807,46 @@ func TestAuthListPagesLeakNoHiddenName(t *testing.T) {
 	assert.Equal(t, []string{`["b"]`}, walk("/v1/namespaces", "namespaces"))
 	assert.Equal(t, []string{`{"namespace":["b"],"name":"b1"}`}, walk("/v1/namespaces/b/tables", "identifiers"))
 }
+
+// TestAuthNamespaceManagerGrants: manage on a namespace covers the grants
+// under it (issue 7: "manage — topics, maintenance and grants under that
+// securable"): its holder grants and revokes privileges on the namespace
+// and its tables, not on another namespace or the catalog, and may not
+// list every grant nor make principals or roles.
+func TestAuthNamespaceManagerGrants(t *testing.T) {
+	e := newAuthEnv(t)
+	e.seed(t)
+	root := e.tokenFor(t, "root", rootSecret)
+	r := e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/principals", `{"id":"lead"}`)
+	lead := decodeJSON[server.PrincipalResponse](t, r)
+	for _, role := range []string{"sales-admin", "analysts"} {
+		e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/roles", `{"name":"`+role+`"}`)
+	}
+	e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/grants", `{"role":"sales-admin","privilege":"manage","on":{"type":"namespace","namespace":["sales"]}}`)
+	e.must(t, root, http.StatusNoContent, http.MethodPut, "/management/v1/principals/lead/roles/sales-admin", "")
+	tok := e.tokenFor(t, "lead", lead.Secret)
+
+	onOrders := `{"role":"analysts","privilege":"read","on":{"type":"table","namespace":["sales"],"name":"orders"}}`
+	e.must(t, tok, http.StatusCreated, http.MethodPost, "/management/v1/grants", onOrders)
+	e.must(t, tok, http.StatusCreated, http.MethodPost, "/management/v1/grants", `{"role":"analysts","privilege":"read","on":{"type":"namespace","namespace":["sales"]}}`)
+	before := e.state(t)
+	for _, body := range []string{
+		`{"role":"analysts","privilege":"read","on":{"type":"table","namespace":["hr"],"name":"pay"}}`,
+		`{"role":"analysts","privilege":"read","on":{"type":"namespace","namespace":["hr"]}}`,
+		`{"role":"analysts","privilege":"manage","on":{"type":"catalog"}}`,
+		`{"role":"analysts","privilege":"read","on":{"type":"bogus"}}`,
+	} {
+		e.must(t, tok, http.StatusForbidden, http.MethodPost, "/management/v1/grants", body)
+		e.must(t, tok, http.StatusForbidden, http.MethodPost, "/management/v1/grants/revoke", body)
+	}
+	e.must(t, tok, http.StatusForbidden, http.MethodGet, "/management/v1/grants", "")
+	e.must(t, tok, http.StatusForbidden, http.MethodPost, "/management/v1/roles", `{"name":"mine"}`)
+	e.must(t, tok, http.StatusForbidden, http.MethodPost, "/management/v1/principals", `{"id":"mine"}`)
+	assert.Equal(t, before, e.state(t), "refused requests changed nothing")
+
+	r = e.must(t, root, http.StatusOK, http.MethodGet, "/management/v1/grants?role=analysts", "")
+	assert.Len(t, decodeJSON[server.ListGrantsResponse](t, r).Grants, 2)
+	e.must(t, tok, http.StatusNoContent, http.MethodPost, "/management/v1/grants/revoke", onOrders)
+	r = e.must(t, root, http.StatusOK, http.MethodGet, "/management/v1/grants?role=analysts", "")
+	assert.Len(t, decodeJSON[server.ListGrantsResponse](t, r).Grants, 1)
+}

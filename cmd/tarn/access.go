@@ -130,7 +130,11 @@ func fetchToken(ctx context.Context, hc *http.Client, server, credential string)
 		if json.Unmarshal(b, &oe) == nil && oe.Code != "" {
 			return "", fmt.Errorf("token: %s: %s", oe.Code, oe.Description)
 		}
-		return "", fmt.Errorf("token: HTTP %d", rsp.StatusCode)
+		if text := strings.TrimSpace(string(b)); text != "" && len(text) < 200 {
+			// e.g. Go's "Client sent an HTTP request to an HTTPS server."
+			return "", fmt.Errorf("token: HTTP %d from %s: %s", rsp.StatusCode, server, text)
+		}
+		return "", fmt.Errorf("token: HTTP %d from %s", rsp.StatusCode, server)
 	}
 	var tr auth.TokenResponse
 	if err := json.Unmarshal(b, &tr); err != nil || tr.AccessToken == "" {

@@ -232,3 +232,24 @@ func TestServeAuthFlagErrors(t *testing.T) {
 	rsp.Body.Close()
 	assert.Equal(t, http.StatusOK, rsp.StatusCode)
 }
+
+// TestServeWarnsOAuth2WithoutTLS: oauth2 on a non-loopback address
+// without TLS starts (a TLS-terminating proxy may sit in front) but says
+// that secrets and tokens would cross the network in clear text; on
+// loopback it does not.
+func TestServeWarnsOAuth2WithoutTLS(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		listen string
+		warn   bool
+	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
+		p := startTarn(t, cleanEnv("TARN_ROOT_CREDENTIAL=root:chosen-secret"), "--auth", "oauth2", "--listen", tt.listen, "--data-dir", filepath.Join(dir, tt.listen[:3]))
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+		require.Equal(t, 0, p.wait(t, shutdownDeadline))
+		if tt.warn {
+			assert.Contains(t, p.Stderr(), "oauth2 without TLS on a non-loopback address", tt.listen)
+		} else {
+			assert.NotContains(t, p.Stderr(), "oauth2 without TLS", tt.listen)
+		}
+	}
+}

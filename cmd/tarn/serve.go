@@ -261,6 +261,9 @@ func (c *catalogServer) serve(ctx context.Context) error {
 		ingest = "on"
 	}
 	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "warehouse", c.wh.Location, "ingest", ingest, "auth", c.authMode, "tls", c.tls)
+	if c.authMode == authOAuth2 && !c.tls && !isLoopback(c.l.Addr().String()) {
+		c.log.Warn("oauth2 without TLS on a non-loopback address: client secrets and tokens cross the network in clear text; serve with --tls-cert/--tls-key or behind a TLS-terminating proxy", "address", c.l.Addr().String())
+	}
 	mctx, stopMaint := context.WithCancel(ctx)
 	maintDone := make(chan struct{})
 	go func() { defer close(maintDone); c.maint.Run(mctx) }()
