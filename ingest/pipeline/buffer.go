@@ -99,6 +99,13 @@ func (u *buffer) addBad(rec *kgo.Record, rerr *RecordError) {
 	u.bytes += recordBytes(rec)
 }
 
+// holds reports whether the buffer keeps a reference to rec: a bad
+// record held for the dead letter table is added last, so only the last
+// one can be rec.
+func (u *buffer) holds(rec *kgo.Record) bool {
+	return len(u.bad) > 0 && u.bad[len(u.bad)-1].rec == rec
+}
+
 // take returns the batch and its bad records, and empties the buffer. The
 // caller releases the batch's records.
 func (u *buffer) take() (sink.Batch, []badRecord) {

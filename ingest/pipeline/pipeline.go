@@ -375,12 +375,14 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 	defer p.updateBuffered()
 	for _, rec := range recs {
 		if n, ok := p.next[rec.Partition]; ok && rec.Offset < n {
+			rec.Recycle()
 			continue
 		}
 		if rec.Attrs.IsControl() {
 			// A transaction marker: no row, but its offset is read.
 			p.buf.cover(rec.Partition, rec.Offset, p.planned)
 			p.next[rec.Partition] = rec.Offset + 1
+			rec.Recycle()
 			continue
 		}
 		est := recordBytes(rec)
@@ -398,6 +400,11 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 			return err
 		}
 		p.next[rec.Partition] = rec.Offset + 1
+		if !p.buf.holds(rec) {
+			// Its row (values and _kafka) is copied into the buffer:
+			// the source may reuse the record (source.Source.Poll).
+			rec.Recycle()
+		}
 		if p.buf.bytes >= p.cfg.TargetFileSizeBytes {
 			reseeked, err := p.flush(ctx)
 			if err != nil || reseeked {

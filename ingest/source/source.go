@@ -128,6 +128,9 @@ func Open(ctx context.Context, cfg Config, start map[int32]int64) (*Source, erro
 		// partState.next).
 		kgo.KeepControlRecords(),
 		kgo.WithLogger(kgoLogger{cfg.Logger}),
+		// Fetched records live in pooled slices that Record.Recycle
+		// gives back (see recordPool and Poll).
+		kgo.WithPools(records),
 	}, cfg.Opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -196,6 +199,13 @@ func Open(ctx context.Context, cfg Config, start map[int32]int64) (*Source, erro
 //
 // Poll must not be called concurrently with itself; it may be called
 // concurrently with Reseek, Lag, Gaps and Close.
+//
+// The records live in slices franz-go takes from a pool (kgo.WithPools).
+// A caller done with a record (nothing refers to the *kgo.Record any
+// more; its Key, Value and Headers are not pooled) may call its Recycle,
+// and the slice is reused once all records of its batch were recycled. A
+// record not recycled costs nothing but the reuse: the garbage collector
+// takes its slice. Using a record after its Recycle reads zeroes.
 func (s *Source) Poll(ctx context.Context) ([]*kgo.Record, error) {
 	for {
 		s.mu.Lock()
@@ -260,7 +270,7 @@ func (s *Source) take(fetches kgo.Fetches, seq uint64) ([]*kgo.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var (
-		out    []*kgo.Record
+		out    = make([]*kgo.Record, 0, fetches.NumRecords())
 		fatal  error
 		reseek map[int32]kgo.EpochOffset
 	)
