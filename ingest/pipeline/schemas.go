@@ -42,6 +42,13 @@ type schemas struct {
 	byKey  map[schemaKey]*resolved
 	// static is the verdict for every value of a schemaless format.
 	static *resolved
+	// last and lastKey are the verdict found for the previous value:
+	// a topic's values nearly always share one schema, and comparing keys
+	// costs less than hashing one into byKey (about 3 % of tarn serve's
+	// ingest CPU; BenchmarkForValue). Entries of byKey are never removed,
+	// so last stays right.
+	last    *resolved
+	lastKey schemaKey
 }
 
 // schemaKey is a cache key: a schema id and, for Protobuf, the message
@@ -100,14 +107,17 @@ func (s *schemas) forValue(ctx context.Context, value []byte) (*resolved, []byte
 		}
 		key.message = indexKey(indexes)
 	}
-	if r, ok := s.byKey[key]; ok {
-		return r, payload, nil
+	if s.last != nil && key == s.lastKey {
+		return s.last, payload, nil
 	}
-	r, err := s.resolve(ctx, id, indexes)
-	if err != nil {
-		return nil, nil, err
+	r, ok := s.byKey[key]
+	if !ok {
+		if r, err = s.resolve(ctx, id, indexes); err != nil {
+			return nil, nil, err
+		}
+		s.byKey[key] = r
 	}
-	s.byKey[key] = r
+	s.last, s.lastKey = r, key
 	return r, payload, nil
 }
 

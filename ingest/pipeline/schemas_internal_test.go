@@ -30,7 +30,7 @@ const (
 // registry returns an srfake registry holding Airport (subject airport)
 // and Route (subject routes-value, referencing Airport), the client, and
 // Route's id and parsed schema.
-func registry(t *testing.T) (*srfake.Registry, *sr.Client, int, hamba.Schema) {
+func registry(t testing.TB) (*srfake.Registry, *sr.Client, int, hamba.Schema) {
 	t.Helper()
 	ctx := context.Background()
 	reg := srfake.New()
@@ -146,9 +146,47 @@ func getID(s *schemas, ctx context.Context, id int) (*resolved, error) {
 }
 
 // userColumns maps an Avro writer schema to its Iceberg user columns.
-func userColumns(t *testing.T, writer hamba.Schema) *iceberg.Schema {
+func userColumns(t testing.TB, writer hamba.Schema) *iceberg.Schema {
 	t.Helper()
 	sc, err := avro.ToIceberg(writer)
 	require.NoError(t, err)
 	return sc
+}
+
+// BenchmarkForValue measures the per-record schema lookup of registry
+// formats: values alternating between two schema ids ("alternating", the
+// map each time) and all of one id ("same", the usual topic: the last
+// verdict is reused).
+//
+//	go test -run '^$' -bench ForValue ./ingest/pipeline/
+func BenchmarkForValue(b *testing.B) {
+	_, rc, id, writer := registry(b)
+	target, err := TableSchema(userColumns(b, writer))
+	require.NoError(b, err)
+	s := newSchemas(rc, FormatAvro, target)
+	ctx := context.Background()
+	one, err := confluentHeader.AppendEncode(nil, id, nil)
+	require.NoError(b, err)
+	other, err := confluentHeader.AppendEncode(nil, id+1000, nil)
+	require.NoError(b, err)
+	s.byKey[schemaKey{id: id + 1000}] = &resolved{id: id + 1000, kind: KindUnknownSchema}
+	for _, alternate := range []bool{false, true} {
+		name := "same"
+		if alternate {
+			name = "alternating"
+		}
+		b.Run(name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				v := one
+				if alternate && i%2 == 1 {
+					v = other
+				}
+				i++
+				if _, _, err := s.forValue(ctx, v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
