@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apache/iceberg-go"
 	"io"
 	"log/slog"
 	"path"
@@ -25,6 +26,12 @@ type Config struct {
 	Warehouses []*Warehouse
 	// Logger receives commit and purge events; slog.Default() if nil.
 	Logger *slog.Logger
+	// ValidateTableProperties, when set, checks the properties of a
+	// table being created, and those a commit changes (a
+	// property kept as it was is not checked again); its error is
+	// returned wrapped in ErrInvalidArgument (400). Tarn sets
+	// maintenance.ValidateProperties.
+	ValidateTableProperties func(iceberg.Properties) error
 }
 
 // Catalog is the catalog service. It is safe for concurrent use; all
@@ -37,6 +44,27 @@ type Catalog struct {
 	owners atomic.Pointer[ownersBox]
 	// inflight: data files written by in-process writers, not committed yet.
 	inflight inflight
+	// validateProps is Config.ValidateTableProperties.
+	validateProps func(iceberg.Properties) error
+}
+
+// checkTableProperties runs Config.ValidateTableProperties on the
+// properties of next that base (nil for a new table) does not have with
+// the same value. Errors: ErrInvalidArgument.
+func (c *Catalog) checkTableProperties(id Ident, base, next iceberg.Properties) error {
+	if c.validateProps == nil {
+		return nil
+	}
+	changed := iceberg.Properties{}
+	for k, v := range next {
+		if old, ok := base[k]; !ok || old != v {
+			changed[k] = v
+		}
+	}
+	if err := c.validateProps(changed); err != nil {
+		return fmt.Errorf("%w: table %s: %v", ErrInvalidArgument, id, err)
+	}
+	return nil
 }
 
 // New returns a Catalog over cfg.Store. Errors wrap ErrInvalidArgument for
@@ -45,7 +73,7 @@ func New(cfg Config) (*Catalog, error) {
 	if cfg.Store == nil || len(cfg.Warehouses) == 0 {
 		return nil, fmt.Errorf("%w: catalog needs a store and a warehouse", ErrInvalidArgument)
 	}
-	c := &Catalog{store: cfg.Store, warehouses: map[string]*Warehouse{}, log: cfg.Logger}
+	c := &Catalog{store: cfg.Store, warehouses: map[string]*Warehouse{}, log: cfg.Logger, validateProps: cfg.ValidateTableProperties}
 	if c.log == nil {
 		c.log = slog.Default()
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/apache/iceberg-go"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -250,6 +251,13 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit, reba
 		return s, fmt.Errorf("%w: %s: %v", ErrInvalidArgument, tc.Ident, err)
 	}
 	if err := wh.checkLocation("table location", s.next.Location()); err != nil {
+		return s, err
+	}
+	var baseProps iceberg.Properties
+	if s.base != nil {
+		baseProps = s.base.Properties()
+	}
+	if err := c.checkTableProperties(tc.Ident, baseProps, s.next.Properties()); err != nil {
 		return s, err
 	}
 	// A create, or a commit that moves the table or one of its path

@@ -72,6 +72,9 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: create table %s: %v", ErrInvalidArgument, id, err)
 	}
+	if err := c.checkTableProperties(id, nil, md.Properties()); err != nil {
+		return nil, err
+	}
 	js, err := json.Marshal(md)
 	if err != nil {
 		return nil, err

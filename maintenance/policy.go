@@ -1,7 +1,9 @@
 package maintenance
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -111,6 +113,37 @@ type Policy struct {
 	// ManifestMaxCount: data manifests in main's head above which
 	// manifests are rewritten.
 	ManifestMaxCount int
+}
+
+// propertyPrefix starts every property of this package.
+const propertyPrefix = "tarn.maintenance."
+
+// ValidateProperties checks the tarn.maintenance.* keys of a table's
+// properties: each must be one of this package's and parse (a bool for
+// EnabledProperty, an integer for the others), so that a typo such as
+// tarn.maintenance.enabled=yes is refused instead of silently read as the
+// default. It is the catalog's Config.ValidateTableProperties. Errors name
+// the key and what it wants.
+func ValidateProperties(props iceberg.Properties) error {
+	for k, v := range props {
+		if !strings.HasPrefix(k, propertyPrefix) {
+			continue
+		}
+		switch k {
+		case EnabledProperty:
+			if _, err := strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("%s must be true or false, got %q", k, v)
+			}
+		case CompactMinFilesProperty, OrphanOlderThanProperty, OrphanIntervalProperty, ManifestMaxCountProperty:
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+				return fmt.Errorf("%s must be a non-negative integer, got %q", k, v)
+			}
+		default:
+			return fmt.Errorf("unknown maintenance property %s (known: %s, %s, %s, %s, %s)", k, EnabledProperty,
+				CompactMinFilesProperty, OrphanOlderThanProperty, OrphanIntervalProperty, ManifestMaxCountProperty)
+		}
+	}
+	return nil
 }
 
 // PolicyOf reads props (a table's properties); owned says whether Tarn

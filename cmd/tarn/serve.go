@@ -207,7 +207,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log})
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log, ValidateTableProperties: maintenance.ValidateProperties})
 	if err != nil {
 		store.Close()
 		return nil, err

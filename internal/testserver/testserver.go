@@ -13,6 +13,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/internal/testmoto"
+	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/server"
 )
 
@@ -70,7 +71,7 @@ func NewCatalog(t testing.TB, dir string, wrap func(catalog.Store) catalog.Store
 		s = wrap(store)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cat, err := catalog.New(catalog.Config{Store: s, Warehouses: []*catalog.Warehouse{wh}, Logger: log})
+	cat, err := catalog.New(catalog.Config{Store: s, Warehouses: []*catalog.Warehouse{wh}, Logger: log, ValidateTableProperties: maintenance.ValidateProperties})
 	if err != nil {
 		t.Fatal(err)
 	}
