@@ -95,7 +95,7 @@ func (s *Server) createPrincipal(c echo.Context) error {
 		return err
 	}
 	var req CreatePrincipalRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := decodeStrictBody(c, &req); err != nil {
 		return err
 	}
 	secret, err := st.CreatePrincipal(c.Request().Context(), req.ID, req.External)
@@ -184,7 +184,7 @@ func (s *Server) createRole(c echo.Context) error {
 		return err
 	}
 	var req CreateRoleRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := decodeStrictBody(c, &req); err != nil {
 		return err
 	}
 	if err := st.CreateRole(c.Request().Context(), req.Name); err != nil {
@@ -225,7 +225,7 @@ func (s *Server) changeGrant(c echo.Context, add bool) error {
 		return err
 	}
 	var g auth.Grant
-	if err := decodeBody(c, &g); err != nil {
+	if err := decodeStrictBody(c, &g); err != nil {
 		return err
 	}
 	if g.Role == "" {

@@ -69,7 +69,7 @@ func (s *Server) runMaintenance(c echo.Context) error {
 		return err
 	}
 	var req RunMaintenanceRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := decodeStrictBody(c, &req); err != nil {
 		return err
 	}
 	id, err := ParseTableName(req.Table)

@@ -122,6 +122,7 @@ func TestMaintenanceAPI(t *testing.T) {
 		{"no such table", `{"table": "air.nope"}`, 404, "NoSuchTableException"},
 		{"no namespace", `{"table": "flights"}`, 400, "IllegalArgumentException"},
 		{"malformed", `{"table": `, 400, "BadRequestException"},
+		{"misspelt field", `{"table": "air.flights", "job": ["compact"]}`, 400, "BadRequestException"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := call(t, http.MethodPost, url+"/management/v1/maintenance/run", tc.body)

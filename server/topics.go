@@ -81,13 +81,8 @@ func (s *Server) enableTopic(c echo.Context) error {
 		return err
 	}
 	var cfg topics.TopicConfig
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return fmt.Errorf("%w: malformed request body: %v", errBadRequest, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: malformed request body: trailing data", errBadRequest)
+	if err := decodeStrictBody(c, &cfg); err != nil {
+		return err
 	}
 	st, err := m.Enable(c.Request().Context(), cfg)
 	if err != nil {
