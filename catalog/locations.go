@@ -79,8 +79,8 @@ const reservedLocationChars = "?#*$%\\"
 // path segment ("//": one directory on a file system, two different
 // prefixes in S3).
 func checkLocationChars(loc string) error {
-	if i := strings.IndexFunc(loc, func(r rune) bool { return strings.ContainsRune(reservedLocationChars, r) || unicode.IsControl(r) }); i >= 0 {
-		return fmt.Errorf("%w: location %q holds %q: a table or view location may not contain ? # * $ %% \\ or control characters", ErrInvalidArgument, loc, loc[i:i+1])
+	if i := strings.IndexFunc(loc, func(r rune) bool { return strings.ContainsRune(reservedLocationChars, r) || !unicode.IsPrint(r) }); i >= 0 {
+		return fmt.Errorf("%w: location %q holds %q: a table or view location may not contain ? # * $ %% \\, control, format (zero-width) or non-ASCII space characters", ErrInvalidArgument, loc, []rune(loc[i:])[0])
 	}
 	if _, rest, ok := strings.Cut(loc, "://"); ok {
 		if _, p, _ := strings.Cut(rest, "/"); strings.Contains(strings.TrimRight(p, "/"), "//") {
@@ -122,6 +122,17 @@ func PointerLocations(p Pointer) []string {
 		return p.Locations
 	}
 	return []string{normLocation(locationOfMetadata(p.MetadataLocation))}
+}
+
+// AddLocations is what a pointer records after a change that sets locs:
+// locs with the directories it had (cur, or for a pointer stored without
+// them the one derived from its metadata location curMetadata), as
+// normLocations gives them. A Store calls it in CommitPointers.
+func AddLocations(locs []string, curMetadata string, cur []string) []string {
+	if len(cur) == 0 && curMetadata != "" {
+		cur = PointerLocations(Pointer{MetadataLocation: curMetadata})
+	}
+	return normLocations(append(slices.Clone(locs), cur...))
 }
 
 // LocationsOverlap reports whether a directory of a is a directory of b,

@@ -32,7 +32,7 @@ func TestLocationReservedCharactersRefused(t *testing.T) {
 	_, err := cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "t", Schema: idSchema})
 	require.NoError(t, err)
 	base := wh.Location + "/ns/"
-	for _, loc := range []string{base + "t?", base + "t?x=1", base + "*", base + "%2A", base + "${aws:username}", base + "t#f", base + "a//b", base + "t\x01"} {
+	for _, loc := range []string{base + "t?", base + "t?x=1", base + "*", base + "%2A", base + "${aws:username}", base + "t#f", base + "a//b", base + "t\x01", base + "t\u200b"} {
 		_, err := cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "bad", Schema: idSchema, Location: loc})
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument, "create at %q", loc)
 		_, err = cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "bad", Schema: idSchema, Properties: map[string]string{"write.data.path": loc}})

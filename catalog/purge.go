@@ -227,6 +227,16 @@ func (c *Catalog) LocationShared(ctx context.Context, loc string, except Ident) 
 // locationShared is sharedLocation, and with nested also a loc inside
 // another table's or view's location.
 func (c *Catalog) locationShared(ctx context.Context, loc string, except Ident, nested bool) (Ident, bool, error) {
+	return c.findPointer(ctx, except, func(p Pointer) bool {
+		other := locationOfMetadata(p.MetadataLocation)
+		return within(p.MetadataLocation, loc) || other == strings.TrimSuffix(loc, "/") || (nested && within(loc, other))
+	})
+}
+
+// findPointer returns the first table or view other than except whose
+// pointer match accepts, walking every namespace. The walk reads every
+// pointer (no metadata file).
+func (c *Catalog) findPointer(ctx context.Context, except Ident, match func(Pointer) bool) (Ident, bool, error) {
 	var walk func(parent Namespace) (Ident, bool, error)
 	walk = func(parent Namespace) (Ident, bool, error) {
 		children, _, err := c.store.ListNamespaces(ctx, parent, Page{})
@@ -249,14 +259,13 @@ func (c *Catalog) locationShared(ctx context.Context, loc string, except Ident, 
 					} else if err != nil {
 						return Ident{}, false, err
 					}
-					other := locationOfMetadata(p.MetadataLocation)
-					if within(p.MetadataLocation, loc) || other == strings.TrimSuffix(loc, "/") || (nested && within(loc, other)) {
+					if match(p) {
 						return id, true, nil
 					}
 				}
 			}
-			if id, shared, err := walk(ns); err != nil || shared {
-				return id, shared, err
+			if id, found, err := walk(ns); err != nil || found {
+				return id, found, err
 			}
 		}
 		return Ident{}, false, nil

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -320,14 +321,25 @@ func (s *s3Store) bucketKey(u *url.URL) (bucket, key string, err error) {
 		}
 		return "", "", Errorf(ErrSignOutsideLocation, "host %s is not the warehouse's S3 endpoint", u.Host)
 	}
-	if !strings.HasSuffix(host, ".amazonaws.com") || !strings.Contains(host, "s3") {
-		return "", "", Errorf(ErrSignOutsideLocation, "host %s is not AWS S3", u.Host)
-	}
-	if strings.HasPrefix(host, s.bucket+".") {
+	// AWS: path style on an S3 service host, or virtual-hosted style on
+	// the warehouse bucket's own label in front of one. Any other name
+	// under amazonaws.com (another bucket's label, an access point,
+	// "bkt.victim.s3...") is refused.
+	switch {
+	case awsS3Host.MatchString(host):
+		return splitPathStyle(u)
+	case strings.HasPrefix(host, s.bucket+".") && awsS3Host.MatchString(strings.TrimPrefix(host, s.bucket+".")):
 		return s.bucket, strings.TrimPrefix(u.Path, "/"), nil
 	}
-	return splitPathStyle(u)
+	return "", "", Errorf(ErrSignOutsideLocation, "host %s is not AWS S3's endpoint for bucket %s", u.Host, s.bucket)
 }
+
+// awsS3Host matches AWS S3's service host names: s3.amazonaws.com,
+// s3.<region>.amazonaws.com, s3-<region>.amazonaws.com (legacy),
+// s3.dualstack.<region>.amazonaws.com and s3-fips.<region>..., in the
+// .com and China (.com.cn) partitions
+// (https://docs.aws.amazon.com/general/latest/gr/s3.html).
+var awsS3Host = regexp.MustCompile(`^s3(-fips)?(\.dualstack)?([.-][a-z0-9-]+)?\.amazonaws\.com(\.cn)?$`)
 
 func splitPathStyle(u *url.URL) (string, string, error) {
 	p := strings.TrimPrefix(u.Path, "/")

@@ -241,3 +241,40 @@ func TestSignDeleteObjectsBindsTheCheckedBody(t *testing.T) {
 		require.Equal(t, []string{sum(checked)}, res.Headers["X-Amz-Content-Sha256"])
 	}
 }
+
+// Regression (trial): on AWS (no s3.endpoint) any host under
+// amazonaws.com containing "s3" was accepted and parsed as path style, so
+// a caller with write on one table had Tarn sign writes into another
+// bucket (victim.s3...amazonaws.com/bkt/...), a bucket "bkt.victim" or an
+// access point. Only S3's service hosts (path style) and the warehouse
+// bucket's virtual host are signed now.
+func TestSignS3RequestAWSHosts(t *testing.T) {
+	wh, err := catalog.NewWarehouse("w", "s3://bkt/wh", map[string]string{catalog.PropS3Region: "us-east-1",
+		catalog.PropS3AccessKeyID: "AKIASIGNER", catalog.PropS3SecretAccessKey: "signer-secret"})
+	require.NoError(t, err)
+	sign := func(uri string) error {
+		_, err := wh.SignS3Request(context.Background(), "s3://bkt/wh/t-1", spec.RemoteSignRequest{
+			Region: "us-east-1", Method: "PUT", URI: uri, Headers: map[string][]string{}})
+		return err
+	}
+	for _, uri := range []string{
+		"https://bkt.s3.us-east-1.amazonaws.com/wh/t-1/data/x",
+		"https://bkt.s3.amazonaws.com/wh/t-1/data/x",
+		"https://s3.us-east-1.amazonaws.com/bkt/wh/t-1/data/x",
+		"https://bkt.s3.dualstack.eu-west-1.amazonaws.com/wh/t-1/data/x",
+		"https://s3-us-west-2.amazonaws.com/bkt/wh/t-1/data/x",
+	} {
+		require.NoError(t, sign(uri), uri)
+	}
+	for _, uri := range []string{
+		"https://victim.s3.us-east-1.amazonaws.com/bkt/wh/t-1/data/x",
+		"https://bkt.victim.s3.us-east-1.amazonaws.com/wh/t-1/data/x",
+		"https://victim.s3-accesspoint.us-east-1.amazonaws.com/bkt/wh/t-1/data/x",
+		"https://bkt.s3-accesspoint.us-east-1.amazonaws.com/wh/t-1/data/x",
+		"https://s3.us-east-1.amazonaws.com/victim/wh/t-1/data/x",
+		"https://bkt.s3.us-east-1.amazonaws.com.evil.example/wh/t-1/data/x",
+		"https://ec2.us-east-1.amazonaws.com/bkt/wh/t-1/data/x",
+	} {
+		require.ErrorIs(t, sign(uri), catalog.ErrForbidden, uri)
+	}
+}

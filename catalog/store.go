@@ -31,10 +31,12 @@ type Pointer struct {
 	// Version is 1 after create and grows by one per commit; compare-and-swap
 	// compares it.
 	Version int64
-	// Locations are the directories the table's or view's files are
-	// written under (location, write.data.path, write.metadata.path),
-	// normalised and sorted; empty for a pointer stored before Tarn
-	// recorded them (PointerLocations then derives one).
+	// Locations are the directories the table's or view's files have
+	// been written under since it was created (location,
+	// write.data.path, write.metadata.path, and every earlier value: after
+	// a set-location the old directory still holds files its snapshots
+	// reference), normalised and sorted; empty for a pointer stored before
+	// Tarn recorded them (PointerLocations then derives one).
 	Locations []string
 }
 
@@ -49,10 +51,10 @@ type PointerChange struct {
 	// check only: the version must match and nothing is written.
 	MetadataLocation string
 	// Locations, when not nil, are the directories the new metadata writes
-	// under (see Pointer.Locations): the store records them and refuses
-	// the change with LocationInUseError when they overlap those of any
-	// other table or view (LocationsOverlap). nil keeps the current ones;
-	// a create must set them.
+	// under: the store adds them to the pointer's (AddLocations; they
+	// never shrink) and refuses the change with LocationInUseError when
+	// they overlap those of any other table or view (LocationsOverlap).
+	// nil keeps the current ones; a create must set them.
 	Locations []string
 }
 

@@ -80,8 +80,18 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 		return nil, err
 	}
 	if req.StageCreate {
-		if _, err := wh.tableLocations(md); err != nil {
+		// Nothing is recorded, so the store does not check the
+		// directories; but the answer may carry vended credentials for
+		// them, so a staged table may not overlap another either. (The
+		// final create commit is checked again, atomically.)
+		locs, err := wh.tableLocations(md)
+		if err != nil {
 			return nil, err
+		}
+		if _, taken, err := c.findPointer(ctx, id, func(p Pointer) bool { return LocationsOverlap(locs, PointerLocations(p)) }); err != nil {
+			return nil, err
+		} else if taken {
+			return nil, LocationInUseError(KindTable, id, locs)
 		}
 		// No catalog state is written for a staged create, but on a file://
 		// warehouse the table's directories are made now: DuckDB's

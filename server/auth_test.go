@@ -667,6 +667,7 @@ func TestAuthLocationHijackRefused(t *testing.T) {
 	}
 	for _, loc := range []string{ordersLoc, ordersLoc + "/data", strings.Replace(ordersLoc, "/sales/", "/sales//", 1), strings.Replace(ordersLoc, "file:", "FILE:", 1)} {
 		overlapping(http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"stolen","location":"`+loc+`","schema":`+schemaJSON+`}`)
+		overlapping(http.MethodPost, "/v1/namespaces/sales/tables", `{"name":"stolen","location":"`+loc+`","stage-create":true,"schema":`+schemaJSON+`}`)
 		overlapping(http.MethodPost, "/v1/namespaces/sales/tables/mine", `{"requirements":[],"updates":[{"action":"set-location","location":"`+loc+`"}]}`)
 	}
 	for _, prop := range []string{"write.data.path", "write.metadata.path"} {

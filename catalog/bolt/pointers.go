@@ -95,7 +95,7 @@ func (s *Store) CommitPointers(ctx context.Context, changes []catalog.PointerCha
 			}
 			next := pointerRecord{Kind: c.Kind, MetadataLocation: c.MetadataLocation, Version: c.ExpectedVersion + 1, Locations: cur.Locations}
 			if c.Locations != nil {
-				next.Locations = c.Locations
+				next.Locations = catalog.AddLocations(c.Locations, cur.MetadataLocation, cur.Locations)
 			}
 			if err := putPointer(tx, c.Ident, next); err != nil {
 				return err

@@ -1134,6 +1134,28 @@ func testLocations(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 		requirePointer(t, s, id("a", "t"), catalog.KindTable, catalog.Pointer{Kind: catalog.KindTable, MetadataLocation: t1, Version: 2, Locations: []string{wh + "/a/t", wh + "/data/t"}})
 		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("a", "t"), Kind: catalog.KindTable, ExpectedVersion: 2, MetadataLocation: loc("t3"), Locations: []string{wh + "/a/t"}}}))
 	})
+	t.Run("a moved table keeps its old directories", func(t *testing.T) {
+		// After a set-location the old directory still holds the files
+		// of the table's snapshots: no other table may move in there,
+		// and two tables may not swap locations in one transaction.
+		s := setup(t)
+		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("a", "t"), Kind: catalog.KindTable, ExpectedVersion: 1, MetadataLocation: loc("t2"), Locations: []string{wh + "/a/t2"}}}))
+		got, err := s.LoadPointer(t.Context(), id("a", "t"), catalog.KindTable)
+		require.NoError(t, err)
+		require.Equal(t, []string{wh + "/a/t", wh + "/a/t2", wh + "/data/t"}, got.Locations)
+		err = s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("b", "u"), Kind: catalog.KindTable, MetadataLocation: loc("u"), Locations: []string{wh + "/a/t"}}})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+
+		create(t, s, id("b", "p"), catalog.KindTable, loc("p"))
+		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("b", "p"), Kind: catalog.KindTable, ExpectedVersion: 1, MetadataLocation: loc("p2"), Locations: []string{wh + "/b/p"}}}))
+		create(t, s, id("b", "q"), catalog.KindTable, loc("q"))
+		require.NoError(t, s.CommitPointers(t.Context(), []catalog.PointerChange{{Ident: id("b", "q"), Kind: catalog.KindTable, ExpectedVersion: 1, MetadataLocation: loc("q2"), Locations: []string{wh + "/b/q"}}}))
+		err = s.CommitPointers(t.Context(), []catalog.PointerChange{
+			{Ident: id("b", "p"), Kind: catalog.KindTable, ExpectedVersion: 2, MetadataLocation: loc("p3"), Locations: []string{wh + "/b/q"}},
+			{Ident: id("b", "q"), Kind: catalog.KindTable, ExpectedVersion: 2, MetadataLocation: loc("q3"), Locations: []string{wh + "/b/p"}},
+		})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, "a swap is refused")
+	})
 	t.Run("two changes of one batch are checked against each other", func(t *testing.T) {
 		s := setup(t)
 		err := s.CommitPointers(t.Context(), []catalog.PointerChange{
