@@ -17,14 +17,15 @@ import (
 // purgeTable deletes the files a dropped table's metadata references:
 // every snapshot's manifest list, manifests and data/delete files,
 // statistics files, the metadata log and the current metadata file, then
-// (file:// only) the directories left empty under the table location. Files
-// outside the warehouse are never touched: a registered table may reference
-// files Tarn does not own. The pointer is already gone, so failures are
+// (file:// only) the directories left empty under the table location. Only
+// files inside the table's recorded directories (Pointer.Locations) are
+// touched: a table may reference files Tarn or the table does not own. The pointer is already gone, so failures are
 // logged, not returned (the maintenance orphan sweep catches leftovers).
 //
 // iceberg-go's reachability walk (Table.getReferencedFiles) is unexported,
 // so this is the small equivalent over its exported snapshot and manifest API.
-func (c *Catalog) purgeTable(ctx context.Context, wh *Warehouse, id Ident, metadataLoc string) {
+func (c *Catalog) purgeTable(ctx context.Context, wh *Warehouse, id Ident, p Pointer) {
+	metadataLoc := p.MetadataLocation
 	log := c.log.With("table", id.String(), "metadata-location", metadataLoc)
 	js, err := wh.readMetadataJSON(ctx, metadataLoc)
 	if err != nil {
@@ -52,10 +53,13 @@ func (c *Catalog) purgeTable(ctx context.Context, wh *Warehouse, id Ident, metad
 	}
 	files = append(files, metadataLoc)
 	removed := 0
+	dirs := PointerLocations(p)
 	for _, f := range files {
-		// Only files inside the table's own location: a table may also
-		// reference files it does not own (added from elsewhere).
-		if !wh.Contains(f) || !within(f, md.Location()) {
+		// Only files inside the table's own directories (its location,
+		// data and metadata paths, and those it moved away from: no other
+		// table may use them): a table may also reference files it does
+		// not own (added from elsewhere).
+		if !wh.Contains(f) || !insideAny(f, dirs) {
 			continue
 		}
 		if err := wh.Remove(ctx, f); err != nil {

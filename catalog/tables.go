@@ -221,7 +221,7 @@ func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge 
 		}
 	}
 	if purge {
-		c.purgeTable(ctx, wh, id, p.MetadataLocation)
+		c.purgeTable(ctx, wh, id, p)
 	}
 	return nil
 }

@@ -16,7 +16,8 @@ import (
 // the table's; the snapshot of every retained branch and tag is kept.
 // Once the commit lands iceberg-go deletes the manifests, manifest lists
 // and data files that only the expired snapshots referenced; files of any
-// retained snapshot stay.
+// retained snapshot stay, and so does any file outside the table's
+// recorded directories (TableIO.ConfineRemovals).
 //
 // Expiry adds no snapshot, so main's head and its ingest offsets are
 // untouched. Its commit asserts every ref's snapshot; an ingest commit in
@@ -27,6 +28,11 @@ func expire(ctx context.Context, t *target) (Result, error) {
 		res.Attempts++
 		tbl, err := t.load(ctx)
 		if err != nil {
+			return res, err
+		}
+		// Expiry deletes what the expired snapshots alone reference; a
+		// client may have put another table's file there (add_files).
+		if tbl, err = t.io.ConfineRemovals(ctx, tbl); err != nil {
 			return res, err
 		}
 		res.FilesBefore, res.FilesAfter = liveFiles(tbl), liveFiles(tbl)

@@ -7,12 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/spec"
 )
 
 // Expiry on a table with a tag and a branch: every retained snapshot
@@ -154,4 +157,42 @@ func TestOnlyNotExist(t *testing.T) {
 	assert.False(t, maintenance.OnlyNotExistForTest(fmt.Errorf("delete: %w", errors.Join(gone, other))))
 	assert.False(t, maintenance.OnlyNotExistForTest(other))
 	assert.False(t, maintenance.OnlyNotExistForTest(nil))
+}
+
+// Regression (trial): a principal added another table's data file to a
+// table of its own (pyiceberg add_files), removed it again and let
+// expiry run: expiry deleted the file, and the other table could no
+// longer be read. Expiry now deletes only inside the expiring table's
+// own directories.
+func TestExpireKeepsFilesOfOtherTables(t *testing.T) {
+	h := newHarness(t, nil)
+	h.ingest(2, 10)
+	victim := h.files("")
+	require.NotEmpty(t, victim)
+	age(t, 48*time.Hour, victim...)
+
+	mine := catalog.Ident{Namespace: tableIdent.Namespace, Name: "mine"}
+	_, err := h.cat.CreateTable(h.ctx, h.wh, mine.Namespace, spec.CreateTableRequest{Name: mine.Name, Schema: testSchema,
+		Properties: map[string]string{maintenance.EnabledProperty: "true", table.MaxSnapshotAgeMsKey: "1", table.MinSnapshotsToKeepKey: "1"}})
+	require.NoError(t, err)
+	mineIdent := table.Identifier{"air", "mine"}
+	tbl, err := h.tio.LoadTable(h.ctx, mineIdent)
+	require.NoError(t, err)
+	other := "file://" + victim[0]
+	txn := tbl.NewTransaction()
+	require.NoError(t, txn.AddFiles(h.ctx, []string{other}, nil, false))
+	tbl, err = txn.Commit(h.ctx)
+	require.NoError(t, err)
+	txn = tbl.NewTransaction()
+	require.NoError(t, txn.Delete(h.ctx, iceberg.AlwaysTrue{}, nil))
+	_, err = txn.Commit(h.ctx)
+	require.NoError(t, err)
+
+	time.Sleep(10 * time.Millisecond)
+	rs, err := h.sched.RunJobs(h.ctx, mine, []string{maintenance.JobExpire})
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	require.Positive(t, rs[0].SnapshotsExpired, "the snapshot that referenced the file expired")
+	require.True(t, exists(victim[0]), "the other table's file is kept")
+	h.check(h.load(), nil, 20)
 }

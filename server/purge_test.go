@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go"
+	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
@@ -165,4 +167,28 @@ func TestDeleteAfterCommitKeepsSharedMetadata(t *testing.T) {
 	}
 	rsp = e.do(t, http.MethodGet, tablePath(ns, "orig"), nil)
 	require.Equal(t, http.StatusOK, rsp.Status, "the original still loads: %s", rsp.Body)
+}
+
+// A purge deletes the table's files in every directory it recorded: under
+// write.data.path (outside its location) and under the location it moved
+// away from with set-location, which it alone may use; before, both were
+// left behind.
+func TestPurgeDeletesDataPathAndOldLocation(t *testing.T) {
+	e := newEnv(t)
+	ns := e.namespace(t, "p")
+	dataDir := e.srv.Warehouse.Location + "/p/d-data"
+	tbl := e.createTable(t, ns, "d", icecat.WithProperties(iceberg.Properties{"write.data.path": dataDir}))
+	tbl = appendRows(t, tbl, 1, 2)
+	require.NotEmpty(t, filesUnder(t, dataDir), "data files under write.data.path")
+	oldLoc := tbl.Location()
+	rsp := e.do(t, http.MethodPost, tablePath(ns, "d"), `{"requirements":[],"updates":[{"action":"set-location","location":"`+oldLoc+`-moved"},{"action":"remove-properties","removals":["write.data.path"]}]}`)
+	require.Equal(t, http.StatusOK, rsp.Status, "body: %s", rsp.Body)
+	appendRows(t, e.load(t, tableIdent(ns, "d")), 3)
+	require.NotEmpty(t, filesUnder(t, oldLoc+"-moved"))
+
+	rsp = e.do(t, http.MethodDelete, tablePath(ns, "d")+"?purgeRequested=true", nil)
+	require.Equal(t, http.StatusNoContent, rsp.Status, "body: %s", rsp.Body)
+	require.Empty(t, filesUnder(t, dataDir))
+	require.Empty(t, filesUnder(t, oldLoc))
+	require.Empty(t, filesUnder(t, oldLoc+"-moved"))
 }
