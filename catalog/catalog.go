@@ -73,6 +73,16 @@ func New(cfg Config) (*Catalog, error) {
 	if cfg.Store == nil || len(cfg.Warehouses) == 0 {
 		return nil, fmt.Errorf("%w: catalog needs a store and a warehouse", ErrInvalidArgument)
 	}
+	// A table belongs to the warehouse its metadata lies in: two
+	// warehouses that nest or coincide would both claim it (and sign for
+	// it with their own keys).
+	for i, a := range cfg.Warehouses {
+		for _, b := range cfg.Warehouses[i+1:] {
+			if LocationsOverlap([]string{normLocation(a.Location)}, []string{normLocation(b.Location)}) {
+				return nil, fmt.Errorf("%w: warehouses %q (%s) and %q (%s) overlap: give each a directory of its own", ErrInvalidArgument, a.Name, a.Location, b.Name, b.Location)
+			}
+		}
+	}
 	c := &Catalog{store: cfg.Store, warehouses: map[string]*Warehouse{}, log: cfg.Logger, validateProps: cfg.ValidateTableProperties}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -196,6 +206,9 @@ func (c *Catalog) load(ctx context.Context, wh *Warehouse, id Ident, kind Kind) 
 	}
 	p, err := c.store.LoadPointer(ctx, id, kind)
 	if err != nil {
+		return nil, err
+	}
+	if err := wh.checkOwns(kind, id, p); err != nil {
 		return nil, err
 	}
 	js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)

@@ -206,6 +206,9 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit, reba
 	case err != nil:
 		return s, err
 	default:
+		if err := wh.checkOwns(KindTable, tc.Ident, p); err != nil {
+			return s, err
+		}
 		js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
 		if err != nil {
 			return s, metadataReadError(err, p.MetadataLocation)

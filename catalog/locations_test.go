@@ -51,25 +51,49 @@ func TestLocationReservedCharactersRefused(t *testing.T) {
 	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
 }
 
-// Regression (trial): DELETE ...?purgeRequested=true through another
-// warehouse's prefix answered 204 and dropped the table, but purged
-// nothing (that warehouse's file IO cannot reach the files), leaving them
-// orphaned. It is refused now, and the table stays.
-func TestPurgeThroughAnotherWarehouseRefused(t *testing.T) {
+// A table is reached only through the prefix of the warehouse it was
+// created in. Through another, every route refuses it (400): a trial's
+// purge through the wrong prefix answered 204 and left the files behind,
+// and a rename answered 204 and moved nothing; and two warehouses that
+// nest are refused at start (both would claim the inner one's tables and
+// sign for them with their own keys).
+func TestOtherWarehousePrefixRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat, wh, _ := testserver.NewCatalog(t, dir, nil)
+	cat, wh, store := testserver.NewCatalog(t, dir, nil)
 	other, err := catalog.NewWarehouse("other", (&url.URL{Scheme: "file", Path: filepath.Join(dir, "other")}).String(), nil)
 	require.NoError(t, err)
 	ns := catalog.Namespace{"ns"}
 	require.NoError(t, cat.CreateNamespace(ctx, ns, nil))
 	_, err = cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "t", Schema: idSchema})
 	require.NoError(t, err)
-	id := catalog.Ident{Namespace: ns, Name: "t"}
-	require.ErrorIs(t, cat.DropTable(ctx, other, id, true), catalog.ErrInvalidArgument)
+	_, err = cat.CreateView(ctx, wh, ns, spec.CreateViewRequest{Name: "v", Schema: idSchema, ViewVersion: viewVersion()})
+	require.NoError(t, err)
+	id, vid := catalog.Ident{Namespace: ns, Name: "t"}, catalog.Ident{Namespace: ns, Name: "v"}
+	moved := catalog.Ident{Namespace: ns, Name: "moved"}
+
+	_, err = cat.LoadTable(ctx, other, id)
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+	_, err = cat.CommitTable(ctx, other, catalog.TableCommit{Ident: id, Updates: []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"k": "v"})}})
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+	require.ErrorIs(t, cat.RenameTable(ctx, other, id, moved), catalog.ErrInvalidArgument)
+	require.ErrorIs(t, cat.RenameView(ctx, other, vid, moved), catalog.ErrInvalidArgument)
+	_, err = cat.LoadView(ctx, other, vid)
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+	for _, purge := range []bool{true, false} {
+		require.ErrorIs(t, cat.DropTable(ctx, other, id, purge), catalog.ErrInvalidArgument)
+	}
 	_, err = cat.LoadTable(ctx, wh, id)
-	require.NoError(t, err, "the table is still there")
-	require.NoError(t, cat.DropTable(ctx, wh, id, true))
+	require.NoError(t, err, "the table is still there, unchanged")
+	require.NoError(t, cat.RenameTable(ctx, wh, id, moved))
+	require.NoError(t, cat.DropTable(ctx, wh, moved, true))
+
+	nested, err := catalog.NewWarehouse("nested", wh.Location+"/inner", nil)
+	require.NoError(t, err)
+	_, err = catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh, nested}})
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+	_, err = catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh, other}})
+	require.NoError(t, err)
 }
 
 func viewVersion() *view.Version {

@@ -47,7 +47,7 @@ func (w *Warehouse) SignS3Request(ctx context.Context, tableLocation string, req
 	// A table of another warehouse (reached through the wrong prefix) is
 	// refused as loadTable's vending and /credentials refuse it: its
 	// objects are not this warehouse's to sign for.
-	if err := w.checkLocation("table location", strings.TrimSuffix(tableLocation, "/")+"/x"); err != nil {
+	if err := w.checkTableLocation(tableLocation); err != nil {
 		return nil, err
 	}
 	if req.Provider != "" && req.Provider != "s3" {

@@ -185,8 +185,8 @@ func (c *Catalog) abandon(ctx context.Context, wh *Warehouse, err error, written
 // deletes every file the table's metadata references inside the warehouse
 // (data, delete, manifest, manifest-list, statistics and metadata files).
 // Errors: ErrNoSuchTable; ErrTableOwned when an enabled topic owns the
-// table (see Owners); ErrInvalidArgument for a purge through a warehouse
-// the table's metadata is not in. A table owned by a disabled topic is dropped, and
+// table (see Owners); ErrInvalidArgument through another warehouse's
+// prefix (a purge would delete nothing there, leaving the files behind). A table owned by a disabled topic is dropped, and
 // the Owners hook told (TableDropped).
 func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge bool) error {
 	if err := id.Validate(); err != nil {
@@ -196,18 +196,8 @@ func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge 
 	if err != nil {
 		return err
 	}
-	if purge {
-		// A purge deletes through wh's file IO, so only wh's own files: a
-		// table of another warehouse (reached through the wrong prefix)
-		// is refused as loadTable refuses it, rather than dropped with
-		// its files left behind.
-		p, err := c.store.LoadPointer(ctx, id, KindTable)
-		if err != nil {
-			return err
-		}
-		if err := wh.checkLocation("metadata location", p.MetadataLocation); err != nil {
-			return fmt.Errorf("%w; purge it through the prefix of its own warehouse", err)
-		}
+	if err := c.checkOwned(ctx, wh, KindTable, id); err != nil {
+		return err
 	}
 	p, err := c.store.DropPointer(ctx, id, KindTable)
 	if err != nil {
@@ -231,14 +221,31 @@ func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge 
 // ErrNoSuchNamespace, ErrTableAlreadyExists, ErrViewAlreadyExists,
 // ErrTableOwnedForbidden (a topic owns from), ErrTableAlreadyExists (a
 // topic owns or reserves to; see Owners).
-func (c *Catalog) RenameTable(ctx context.Context, from, to Ident) error {
+func (c *Catalog) RenameTable(ctx context.Context, wh *Warehouse, from, to Ident) error {
 	if err := c.checkWritable(from, "rename"); err != nil {
 		return err
 	}
 	if err := c.checkNameUnreserved(ctx, to, "rename "+from.String()+" to"); err != nil {
 		return err
 	}
+	if err := c.checkOwned(ctx, wh, KindTable, from); err != nil {
+		return err
+	}
 	return c.rename(ctx, from, to, KindTable)
+}
+
+// checkOwned loads id's pointer and checks that it belongs to wh
+// (Warehouse.checkOwns). Errors: ErrNoSuchTable / ErrNoSuchView,
+// ErrInvalidArgument.
+func (c *Catalog) checkOwned(ctx context.Context, wh *Warehouse, kind Kind, id Ident) error {
+	if err := id.Validate(); err != nil {
+		return err
+	}
+	p, err := c.store.LoadPointer(ctx, id, kind)
+	if err != nil {
+		return err
+	}
+	return wh.checkOwns(kind, id, p)
 }
 
 func (c *Catalog) rename(ctx context.Context, from, to Ident, kind Kind) error {

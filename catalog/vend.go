@@ -57,7 +57,7 @@ func (w *Warehouse) VendCredentials(ctx context.Context, location string, access
 	if w.s3 == nil {
 		return nil, nil
 	}
-	if err := w.checkLocation("table location", location+"/x"); err != nil {
+	if err := w.checkTableLocation(location); err != nil {
 		return nil, err
 	}
 	location = strings.TrimSuffix(location, "/")

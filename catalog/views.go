@@ -95,6 +95,9 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 		if err != nil {
 			return false, err
 		}
+		if err := wh.checkOwns(KindView, id, p); err != nil {
+			return false, err
+		}
 		js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
 		if err != nil {
 			return false, metadataReadError(err, p.MetadataLocation)
@@ -164,8 +167,11 @@ func (c *Catalog) DropView(ctx context.Context, id Ident) error {
 
 // RenameView moves a view to a new identifier. Errors as RenameTable, with
 // ErrNoSuchView for a missing source.
-func (c *Catalog) RenameView(ctx context.Context, from, to Ident) error {
+func (c *Catalog) RenameView(ctx context.Context, wh *Warehouse, from, to Ident) error {
 	if err := c.checkNameUnreserved(ctx, to, "rename "+from.String()+" to"); err != nil {
+		return err
+	}
+	if err := c.checkOwned(ctx, wh, KindView, from); err != nil {
 		return err
 	}
 	return c.rename(ctx, from, to, KindView)

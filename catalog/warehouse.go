@@ -127,6 +127,29 @@ func (w *Warehouse) Contains(loc string) bool {
 	return strings.HasPrefix(path.Clean(u.Path), root+"/")
 }
 
+// checkOwns returns ErrInvalidArgument unless the table or view id,
+// whose pointer is p, belongs to this warehouse: its metadata file lies
+// inside it. A table is reached only through the prefix of the warehouse
+// it was made in; through another prefix every route refuses it (and
+// warehouses may not nest: New refuses that).
+func (w *Warehouse) checkOwns(kind Kind, id Ident, p Pointer) error {
+	if !w.Contains(p.MetadataLocation) {
+		return Errorf(ErrInvalidArgument, "%s %s is not in warehouse %q: use the prefix of the warehouse it was created in", kind, id, w.Name)
+	}
+	return nil
+}
+
+// checkTableLocation returns ErrInvalidArgument unless a table's
+// location lies inside the warehouse (a table of another warehouse,
+// reached through the wrong prefix, is not this warehouse's to vend or
+// sign for).
+func (w *Warehouse) checkTableLocation(loc string) error {
+	if !w.Contains(strings.TrimSuffix(loc, "/") + "/x") {
+		return Errorf(ErrInvalidArgument, "table location %q is outside warehouse %q (%s): use the prefix of the warehouse the table was created in", loc, w.Name, w.Location)
+	}
+	return nil
+}
+
 // checkLocation returns ErrInvalidArgument unless loc lies inside the
 // warehouse; a location that does not parse gets parseLocation's reason
 // (a path without a scheme is not "outside" the warehouse).

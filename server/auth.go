@@ -136,7 +136,16 @@ func (s *Server) authorize(c echo.Context, id *auth.Identity) error {
 			if ch.p != visible {
 				what = string(ch.p)
 			}
-			return fmt.Errorf("%w: principal %q may not %s %s", catalog.ErrForbidden, id.Principal, what, ch.on)
+			target := ch.on.String()
+			switch c.Path() {
+			case "/management/v1/topics/:topic", "/management/v1/topics/:topic/resume":
+				// Name the topic, not its table's namespace: a topic of a
+				// namespace the caller may not see and a missing one are
+				// refused alike.
+				name, _ := pathParam(c, "topic")
+				target = "topic " + name
+			}
+			return fmt.Errorf("%w: principal %q may not %s %s", catalog.ErrForbidden, id.Principal, what, target)
 		}
 	}
 	return nil

@@ -412,8 +412,12 @@ func TestAuthGrants(t *testing.T) {
 	e.must(t, root, http.StatusOK, http.MethodPost, "/v1/namespaces", `{"namespace":["sales","eu"]}`)
 	e.must(t, root, http.StatusOK, http.MethodPost, "/v1/namespaces/sales%1Feu/tables", `{"name":"t","schema":`+schemaJSON+`}`)
 	e.must(t, tok, http.StatusOK, http.MethodGet, "/v1/namespaces/sales%1Feu/tables/t", "")
-	// Topics: manage on the namespace, not write.
-	e.must(t, tok, http.StatusForbidden, http.MethodGet, "/management/v1/topics/orders", "")
+	// Topics: manage on the namespace, not write. A refusal names the
+	// topic only, so an existing topic and a missing one read the same.
+	r = e.must(t, tok, http.StatusForbidden, http.MethodGet, "/management/v1/topics/orders", "")
+	assert.Equal(t, `forbidden: principal "ann" may not manage topic orders`, decodeJSON[spec.ErrorResponse](t, r).Error.Message)
+	r = e.must(t, tok, http.StatusForbidden, http.MethodGet, "/management/v1/topics/nosuch", "")
+	assert.Equal(t, `forbidden: principal "ann" may not manage topic nosuch`, decodeJSON[spec.ErrorResponse](t, r).Error.Message)
 	r = e.must(t, tok, http.StatusOK, http.MethodGet, "/management/v1/topics", "")
 	assert.Empty(t, decodeJSON[server.ListTopicsResponse](t, r).Topics)
 	e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/grants", `{"role":"sales-rw","privilege":"manage","on":{"type":"namespace","namespace":["sales"]}}`)

@@ -318,14 +318,15 @@ func renameRequest(c echo.Context) (from, to catalog.Ident, err error) {
 }
 
 func (s *Server) renameTable(c echo.Context) error {
-	if _, err := s.warehouse(c); err != nil {
+	wh, err := s.warehouse(c)
+	if err != nil {
 		return err
 	}
 	from, to, err := renameRequest(c)
 	if err != nil {
 		return err
 	}
-	if err := s.cat.RenameTable(c.Request().Context(), from, to); err != nil {
+	if err := s.cat.RenameTable(c.Request().Context(), wh, from, to); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

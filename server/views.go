@@ -79,14 +79,15 @@ func (s *Server) dropView(c echo.Context) error {
 }
 
 func (s *Server) renameView(c echo.Context) error {
-	if _, err := s.warehouse(c); err != nil {
+	wh, err := s.warehouse(c)
+	if err != nil {
 		return err
 	}
 	from, to, err := renameRequest(c)
 	if err != nil {
 		return err
 	}
-	if err := s.cat.RenameView(c.Request().Context(), from, to); err != nil {
+	if err := s.cat.RenameView(c.Request().Context(), wh, from, to); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -140,13 +140,13 @@ func TestReservedNamesRefused(t *testing.T) {
 	wantMsg(t, err, "create table air.flights_dlq")
 	_, err = e.cat.CreateTable(e.ctx, e.wh, dlqIdent.Namespace, spec.CreateTableRequest{Name: dlqIdent.Name, Schema: e.loadSchema(t), StageCreate: true})
 	wantMsg(t, err, "create table air.flights_dlq")
-	wantMsg(t, e.cat.RenameTable(e.ctx, plain, dlqIdent), "rename plain.t to air.flights_dlq")
+	wantMsg(t, e.cat.RenameTable(e.ctx, e.wh, plain, dlqIdent), "rename plain.t to air.flights_dlq")
 	_, err = e.cat.RegisterTable(e.ctx, e.wh, dlqIdent.Namespace, spec.RegisterTableRequest{Name: dlqIdent.Name, MetadataLocation: created.MetadataLocation})
 	wantMsg(t, err, "register table air.flights_dlq")
-	wantMsg(t, e.cat.RenameView(e.ctx, plain, dlqIdent), "rename plain.t to air.flights_dlq")
+	wantMsg(t, e.cat.RenameView(e.ctx, e.wh, plain, dlqIdent), "rename plain.t to air.flights_dlq")
 	assert.False(t, e.tableExists(dlqIdent), "nothing created")
 	assert.True(t, e.tableExists(plain), "nothing renamed")
-	require.NoError(t, e.cat.RenameTable(e.ctx, plain, catalog.Ident{Namespace: plain.Namespace, Name: "u"}), "the user's table stays the user's")
+	require.NoError(t, e.cat.RenameTable(e.ctx, e.wh, plain, catalog.Ident{Namespace: plain.Namespace, Name: "u"}), "the user's table stays the user's")
 
 	// A disabled topic keeps its names.
 	require.NoError(t, e.m.Disable(e.ctx, testTopic, false))
@@ -164,5 +164,5 @@ func TestReservedNamesRefused(t *testing.T) {
 
 	// Released, the names are free again.
 	require.NoError(t, e.m.Disable(e.ctx, testTopic, true))
-	require.NoError(t, e.cat.RenameTable(e.ctx, catalog.Ident{Namespace: plain.Namespace, Name: "u"}, catalog.Ident{Namespace: tableIdent.Namespace, Name: "flights_other"}))
+	require.NoError(t, e.cat.RenameTable(e.ctx, e.wh, catalog.Ident{Namespace: plain.Namespace, Name: "u"}, catalog.Ident{Namespace: tableIdent.Namespace, Name: "flights_other"}))
 }

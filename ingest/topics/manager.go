@@ -240,7 +240,9 @@ func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
 	reenable := false
 	switch {
 	case existing != nil && !existing.rec.Disabled:
-		return Status{}, errorf(ErrAlreadyEnabled, "topic %s is already enabled (table %s)", cfg.Topic, existing.rec.Config.Table)
+		// Not naming the table: it may be in a namespace the caller
+		// cannot see (GET the topic, with manage on it, to learn it).
+		return Status{}, errorf(ErrAlreadyEnabled, "topic %s is already enabled", cfg.Topic)
 	case existing != nil && !existing.ident.Equal(pcfg.Table):
 		return Status{}, errorf(ErrAlreadyEnabled, "topic %s is disabled with table %s; enable it with that table, or release it first (DELETE /management/v1/topics/%s?release=true)",
 			cfg.Topic, existing.rec.Config.Table, cfg.Topic)
