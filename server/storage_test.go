@@ -384,7 +384,7 @@ func TestS3SignWrongWarehousePrefix(t *testing.T) {
 		st, b := s.do(t, http.MethodPost, base+"/sign", signReq, nil)
 		require.Equal(t, http.StatusBadRequest, st, string(b))
 		require.Contains(t, string(b), "IllegalArgumentException")
-		require.Contains(t, string(b), "outside warehouse")
+		require.Contains(t, string(b), `is not in warehouse \"`+tc.wrong+`\": use the prefix of the warehouse it was created in`)
 		require.NotContains(t, string(b), "Authorization")
 		lst, lb := s.do(t, http.MethodGet, base, nil, vendHeader)
 		require.Equal(t, lst, st, string(lb))
