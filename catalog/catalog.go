@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/apache/iceberg-go"
@@ -44,6 +45,9 @@ type Catalog struct {
 	owners atomic.Pointer[ownersBox]
 	// inflight: data files written by in-process writers, not committed yet.
 	inflight inflight
+	// staged: stage-created tables' directories, for signing before the
+	// create commit.
+	staged stagedTables
 	// validateProps is Config.ValidateTableProperties.
 	validateProps func(iceberg.Properties) error
 }
@@ -197,6 +201,27 @@ type Loaded struct {
 	MetadataJSON []byte
 	// Version is the pointer version; 0 for a staged create.
 	Version int64
+	// Locations are the directories the table's files lie in
+	// (Pointer.Locations; for a staged create those it will record);
+	// empty when unknown (Directories falls back to the location).
+	Locations []string
+}
+
+// Directories is where the table's files lie: Locations, or when those
+// are unknown (a pointer stored before Tarn recorded them) the location in
+// its metadata. Credentials and signatures for the table cover exactly
+// these. Errors: ErrInvalidArgument for metadata without a location.
+func (l *Loaded) Directories() ([]string, error) {
+	if len(l.Locations) > 0 {
+		return l.Locations, nil
+	}
+	var md struct {
+		Location string `json:"location"`
+	}
+	if err := json.Unmarshal(l.MetadataJSON, &md); err != nil || md.Location == "" {
+		return nil, Errorf(ErrInvalidArgument, "metadata of %s has no location", l.Ident)
+	}
+	return []string{normLocation(md.Location)}, nil
 }
 
 // load reads the pointer of id (of kind) and its metadata file.
@@ -215,7 +240,7 @@ func (c *Catalog) load(ctx context.Context, wh *Warehouse, id Ident, kind Kind) 
 	if err != nil {
 		return nil, metadataReadError(err, p.MetadataLocation)
 	}
-	return &Loaded{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version}, nil
+	return &Loaded{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version, Locations: p.Locations}, nil
 }
 
 // exists reports whether id holds an object of kind.

@@ -4,13 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,8 +30,9 @@ func (w *Warehouse) CanSign() bool { return w.s3 != nil }
 
 // SignS3Request signs req with SigV4 and Tarn's own credentials, after
 // checking that it addresses the warehouse's store and only objects under
-// tableLocation: an object request's key, a ListObjects request's prefix
-// parameter, or every key of a DeleteObjects body. Anything else (another
+// the table's directories dirs (Loaded.Directories): an object request's
+// key, a ListObjects request's prefix parameter, or every key of a
+// DeleteObjects body. Anything else (another
 // host, bucket or prefix, a bucket-level request of another kind) is
 // ErrSignOutsideLocation (403). The result's headers are the request's
 // plus Authorization, X-Amz-Date, X-Amz-Content-Sha256 and, for
@@ -40,15 +40,17 @@ func (w *Warehouse) CanSign() bool { return w.s3 != nil }
 // for a malformed request or a table location outside this warehouse (a
 // table of another warehouse); ErrUnsupported for a warehouse that is not
 // S3.
-func (w *Warehouse) SignS3Request(ctx context.Context, tableLocation string, req spec.RemoteSignRequest) (*spec.RemoteSignResult, error) {
+func (w *Warehouse) SignS3Request(ctx context.Context, dirs []string, req spec.RemoteSignRequest) (*spec.RemoteSignResult, error) {
 	if w.s3 == nil {
 		return nil, Errorf(ErrUnsupported, "warehouse %s is not in S3: nothing to sign", w.Name)
 	}
 	// A table of another warehouse (reached through the wrong prefix) is
 	// refused as loadTable's vending and /credentials refuse it: its
 	// objects are not this warehouse's to sign for.
-	if err := w.checkTableLocation(tableLocation); err != nil {
-		return nil, err
+	for _, d := range dirs {
+		if err := w.checkTableLocation(d); err != nil {
+			return nil, err
+		}
 	}
 	if req.Provider != "" && req.Provider != "s3" {
 		return nil, Errorf(ErrInvalidArgument, "provider %q is not supported (only s3)", req.Provider)
@@ -62,7 +64,7 @@ func (w *Warehouse) SignS3Request(ctx context.Context, tableLocation string, req
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, Errorf(ErrInvalidArgument, "uri %q is not an http(s) URL", req.URI)
 	}
-	if err := w.s3.checkSignTarget(u, req, tableLocation); err != nil {
+	if err := w.s3.checkSignTarget(u, req, dirs); err != nil {
 		return nil, err
 	}
 	cfg, err := w.s3.config(ctx)
@@ -157,20 +159,18 @@ var signObjectParams = map[string]bool{"x-id": true, "uploads": true, "uploadId"
 const headerCopySource = "x-amz-copy-source"
 
 // checkSignTarget refuses a request that is not for the warehouse's store
-// or not confined to tableLocation: its URI's bucket and key, its query
+// or not confined to the table's directories: its URI's bucket and key, its query
 // parameters (signQueryParams), a copy source header (the source must lie
 // inside the table's location too) and canned ACL headers. It fails
 // closed: a request shape it does not understand is refused.
-func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, tableLocation string) error {
+func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs []string) error {
 	bucket, key, err := s.bucketKey(u)
 	if err != nil {
 		return err
 	}
-	table, err := url.Parse(tableLocation)
-	if err != nil || table.Host != bucket {
-		return Errorf(ErrSignOutsideLocation, "%s is not in the table's bucket", req.URI)
+	inside := func(k string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return keyInside(bucket, k, d) })
 	}
-	inside := func(k string) bool { return keyInside(bucket, k, tableLocation) }
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		return Errorf(ErrSignOutsideLocation, "%s: query cannot be checked: %v", req.URI, err)
@@ -202,7 +202,8 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, tableL
 		// inside it; "<location>" without the slash would also list
 		// sibling tables whose names extend it (t and t2).
 		p := q.Get("prefix")
-		if "s3://"+bucket+"/"+p == strings.TrimSuffix(tableLocation, "/")+"/" || inside(p) {
+		isDir := slices.ContainsFunc(dirs, func(d string) bool { return "s3://"+bucket+"/"+p == strings.TrimSuffix(d, "/")+"/" })
+		if isDir || inside(p) {
 			return nil
 		}
 	case req.Method == http.MethodPost && q.Has("delete"):
@@ -345,23 +346,4 @@ func splitPathStyle(u *url.URL) (string, string, error) {
 	p := strings.TrimPrefix(u.Path, "/")
 	bucket, key, _ := strings.Cut(p, "/")
 	return bucket, key, nil
-}
-
-// TableLocation returns the `location` of a table's current metadata.
-// Errors as LoadTable.
-func (c *Catalog) TableLocation(ctx context.Context, wh *Warehouse, id Ident) (string, error) {
-	lt, err := c.LoadTable(ctx, wh, id)
-	if err != nil {
-		return "", err
-	}
-	var md struct {
-		Location string `json:"location"`
-	}
-	if err := json.Unmarshal(lt.MetadataJSON, &md); err != nil {
-		return "", err
-	}
-	if md.Location == "" {
-		return "", errors.New("table metadata has no location")
-	}
-	return md.Location, nil
 }

@@ -31,7 +31,7 @@ func TestSignS3RequestInsideLocation(t *testing.T) {
 		{"GET", "http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/t-1/data/", ""},
 		{"POST", "http://127.0.0.1:9000/bkt?delete", `<Delete><Object><Key>wh/t-1/data/a</Key></Object></Delete>`},
 	} {
-		res, err := wh.SignS3Request(context.Background(), "s3://bkt/wh/t-1", spec.RemoteSignRequest{
+		res, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", URI: tc.uri, Method: tc.method, Body: tc.body,
 			Headers: map[string][]string{"User-Agent": {"test"}}})
 		require.NoError(t, err, tc.uri)
@@ -68,7 +68,7 @@ func TestSignS3RequestOutsideLocation(t *testing.T) {
 		// extend the name (t-1 and t-10).
 		{"GET", "http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/t-1", ""},
 	} {
-		_, err := wh.SignS3Request(context.Background(), "s3://bkt/wh/t-1", spec.RemoteSignRequest{
+		_, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", URI: tc.uri, Method: tc.method, Body: tc.body, Headers: map[string][]string{}})
 		require.ErrorIs(t, err, catalog.ErrForbidden, tc.method+" "+tc.uri)
 		require.NotContains(t, err.Error(), "signer-secret")
@@ -83,7 +83,7 @@ func TestSignS3RequestCopySource(t *testing.T) {
 	wh := signingWarehouse(t)
 	dst := "http://127.0.0.1:9000/bkt/wh/t-1/data/copy.parquet"
 	sign := func(method, uri string, headers map[string][]string) error {
-		_, err := wh.SignS3Request(context.Background(), "s3://bkt/wh/t-1", spec.RemoteSignRequest{
+		_, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", URI: uri, Method: method, Headers: headers})
 		return err
 	}
@@ -133,7 +133,7 @@ func TestSignS3RequestQueryAllowList(t *testing.T) {
 		if headers == nil {
 			headers = map[string][]string{}
 		}
-		_, err := wh.SignS3Request(context.Background(), "s3://bkt/wh/t-1", spec.RemoteSignRequest{
+		_, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", URI: uri, Method: method, Headers: headers,
 			Body: `<Delete><Object><Key>wh/t-1/data/a</Key></Object></Delete>`})
 		return err
@@ -203,11 +203,11 @@ func TestSignS3RequestQueryAllowList(t *testing.T) {
 func TestSignS3RequestOtherWarehouse(t *testing.T) {
 	wh := signingWarehouse(t) // s3://bkt/wh
 	for _, loc := range []string{"s3://bkt/analytics/an/events2-1", "s3://bkt/wh2/t-1", "s3://other/wh/t-1", "s3://bkt/wh/../analytics/t"} {
-		_, err := wh.SignS3Request(context.Background(), loc, spec.RemoteSignRequest{
+		_, err := wh.SignS3Request(context.Background(), []string{loc}, spec.RemoteSignRequest{
 			Region: "us-east-1", Method: "GET", URI: "http://127.0.0.1:9000/" + strings.TrimPrefix(loc, "s3://") + "/data/x",
 			Headers: map[string][]string{}})
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument, loc)
-		_, verr := wh.VendCredentials(context.Background(), loc, catalog.AccessRead)
+		_, verr := wh.VendCredentials(context.Background(), []string{loc}, catalog.AccessRead)
 		require.ErrorIs(t, verr, catalog.ErrInvalidArgument, loc)
 	}
 }
@@ -228,7 +228,7 @@ func TestSignDeleteObjectsBindsTheCheckedBody(t *testing.T) {
 		if hash != "" {
 			h["X-Amz-Content-Sha256"] = []string{hash}
 		}
-		return wh.SignS3Request(context.Background(), "s3://bkt/wh/t-1", spec.RemoteSignRequest{
+		return wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", Method: "POST", URI: "http://127.0.0.1:9000/bkt?delete", Body: checked, Headers: h})
 	}
 	for _, hash := range []string{sum(hostile), "UNSIGNED-PAYLOAD"} {
@@ -253,7 +253,7 @@ func TestSignS3RequestAWSHosts(t *testing.T) {
 		catalog.PropS3AccessKeyID: "AKIASIGNER", catalog.PropS3SecretAccessKey: "signer-secret"})
 	require.NoError(t, err)
 	sign := func(uri string) error {
-		_, err := wh.SignS3Request(context.Background(), "s3://bkt/wh/t-1", spec.RemoteSignRequest{
+		_, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", Method: "PUT", URI: uri, Headers: map[string][]string{}})
 		return err
 	}
@@ -276,5 +276,23 @@ func TestSignS3RequestAWSHosts(t *testing.T) {
 		"https://ec2.us-east-1.amazonaws.com/bkt/wh/t-1/data/x",
 	} {
 		require.ErrorIs(t, sign(uri), catalog.ErrForbidden, uri)
+	}
+}
+
+// Signing covers every directory of the table, and only those.
+func TestSignS3RequestEveryDirectory(t *testing.T) {
+	wh := signingWarehouse(t)
+	dirs := []string{"s3://bkt/wh/t-1", "s3://bkt/wh/t-1-data"}
+	sign := func(method, uri string) error {
+		_, err := wh.SignS3Request(context.Background(), dirs, spec.RemoteSignRequest{
+			Region: "us-east-1", Method: method, URI: uri, Headers: map[string][]string{}})
+		return err
+	}
+	for _, uri := range []string{"http://127.0.0.1:9000/bkt/wh/t-1/data/a", "http://127.0.0.1:9000/bkt/wh/t-1-data/b.parquet",
+		"http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/t-1-data/"} {
+		require.NoError(t, sign("GET", uri), uri)
+	}
+	for _, uri := range []string{"http://127.0.0.1:9000/bkt/wh/t-1-other/x", "http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/t-1"} {
+		require.ErrorIs(t, sign("GET", uri), catalog.ErrForbidden, uri)
 	}
 }

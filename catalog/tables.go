@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -101,7 +102,8 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 		if err := wh.prepareLocation(loc); err != nil {
 			return nil, err
 		}
-		return &Loaded{Ident: id, MetadataJSON: js}, nil
+		c.staged.remember(id, locs, time.Now())
+		return &Loaded{Ident: id, MetadataJSON: js, Locations: locs}, nil
 	}
 	locs, err := wh.tableLocations(md)
 	if err != nil {
@@ -115,7 +117,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
-	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
+	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1, Locations: locs}, nil
 }
 
 // checkNameFree returns the already-exists error of whatever holds id, for
@@ -305,7 +307,7 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 	if err := c.store.CommitPointers(ctx, []PointerChange{change}); err != nil {
 		return nil, err
 	}
-	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: change.ExpectedVersion + 1}, nil
+	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: change.ExpectedVersion + 1, Locations: locs}, nil
 }
 
 // metadataReadError turns a failed read of a pointer's metadata file into

@@ -46,25 +46,29 @@ func (w *Warehouse) CanVend() bool {
 	return w.s3 != nil && (w.s3.stsEnabled() || boolProp(w.s3.props, PropVendStaticCredentials))
 }
 
-// VendCredentials returns credentials for the files under location (a
-// table's location inside the warehouse), scoped to access: through STS
+// VendCredentials returns credentials for the files under dirs (a
+// table's directories inside the warehouse, Loaded.Directories), scoped
+// to access: through STS
 // AssumeRole with an inline session policy (SessionPolicy) when a role
 // is configured, else Tarn's static keys if PropVendStaticCredentials
 // says so, else nil (nothing to vend). The config also carries
-// ClientConfig's keys. Errors: ErrInvalidArgument for a location outside
-// the warehouse; an STS failure (wrapped, without credentials).
-func (w *Warehouse) VendCredentials(ctx context.Context, location string, access Access) ([]spec.StorageCredential, error) {
+// ClientConfig's keys. One storage credential is returned per directory
+// (the same keys, each with its directory as prefix, which clients match
+// a file's path against). Errors: ErrInvalidArgument for a directory
+// outside the warehouse; an STS failure (wrapped, without credentials).
+func (w *Warehouse) VendCredentials(ctx context.Context, dirs []string, access Access) ([]spec.StorageCredential, error) {
 	if w.s3 == nil {
 		return nil, nil
 	}
-	if err := w.checkTableLocation(location); err != nil {
-		return nil, err
+	for _, d := range dirs {
+		if err := w.checkTableLocation(d); err != nil {
+			return nil, err
+		}
 	}
-	location = strings.TrimSuffix(location, "/")
 	cfg := w.s3.clientConfig()
 	switch {
 	case w.s3.stsEnabled():
-		creds, err := w.assumeRole(ctx, location, access)
+		creds, err := w.assumeRole(ctx, dirs, access)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +87,11 @@ func (w *Warehouse) VendCredentials(ctx context.Context, location string, access
 	default:
 		return nil, nil
 	}
-	return []spec.StorageCredential{{Prefix: location, Config: cfg}}, nil
+	out := make([]spec.StorageCredential, 0, len(dirs))
+	for _, d := range dirs {
+		out = append(out, spec.StorageCredential{Prefix: strings.TrimSuffix(d, "/"), Config: cfg})
+	}
+	return out, nil
 }
 
 // ErrVending: credentials could not be obtained from STS (the cause is
@@ -91,12 +99,12 @@ func (w *Warehouse) VendCredentials(ctx context.Context, location string, access
 var ErrVending = errors.New("vend credentials")
 
 // assumeRole asks STS for credentials of the configured role, limited by
-// SessionPolicy to location and access.
-func (w *Warehouse) assumeRole(ctx context.Context, location string, access Access) (*stsCredentials, error) {
+// SessionPolicy to dirs and access.
+func (w *Warehouse) assumeRole(ctx context.Context, dirs []string, access Access) (*stsCredentials, error) {
 	if _, err := w.s3.config(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrVending, err)
 	}
-	policy, err := SessionPolicy(location, access)
+	policy, err := SessionPolicy(dirs, access)
 	if err != nil {
 		return nil, err
 	}
@@ -156,10 +164,12 @@ type policyStatement struct {
 	Condition map[string]map[string][]string `json:"Condition,omitempty"`
 }
 
-// SessionPolicy is the inline session policy sent with AssumeRole for the
-// table at location (s3://bucket/key/prefix). The session gets the
-// intersection of the role's policies and this one, so whatever the role
-// allows, the credentials reach only objects under the table's location:
+// SessionPolicy is the inline session policy sent with AssumeRole for a
+// table whose files lie in dirs (s3://bucket/key/prefix each: its
+// location, data and metadata paths, and directories it moved away from;
+// Loaded.Directories). The session gets the intersection of the role's
+// policies and this one, so whatever the role allows, the credentials
+// reach only objects under those directories:
 //
 //   - read: s3:GetObject on arn:aws:s3:::bucket/prefix/* and s3:ListBucket
 //     on the bucket restricted by s3:prefix to prefix/ and prefix/* (not
@@ -168,30 +178,49 @@ type policyStatement struct {
 //     s3:AbortMultipartUpload and s3:ListMultipartUploadParts on
 //     bucket/prefix/*.
 //
-// Errors wrap ErrInvalidArgument for a location that is not s3://bucket/key
-// or that holds a character IAM would read as a wildcard or variable.
-func SessionPolicy(location string, access Access) ([]byte, error) {
-	if err := checkLocationChars(location); err != nil {
-		return nil, err
+// Errors wrap ErrInvalidArgument for no directory, or one that is not
+// s3://bucket/key or holds a character IAM would read as a wildcard or
+// variable.
+func SessionPolicy(dirs []string, access Access) ([]byte, error) {
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%w: no table directory to scope credentials to", ErrInvalidArgument)
 	}
-	u, err := url.Parse(location)
-	if err != nil || u.Scheme != "s3" || u.Host == "" {
-		return nil, fmt.Errorf("%w: %q is not an s3://bucket/key location", ErrInvalidArgument, location)
+	var objects []string
+	buckets := map[string][]string{} // bucket -> s3:prefix values
+	var order []string
+	for _, dir := range dirs {
+		if err := checkLocationChars(dir); err != nil {
+			return nil, err
+		}
+		u, err := url.Parse(dir)
+		if err != nil || u.Scheme != "s3" || u.Host == "" {
+			return nil, fmt.Errorf("%w: %q is not an s3://bucket/key location", ErrInvalidArgument, dir)
+		}
+		prefix := strings.Trim(u.Path, "/")
+		if prefix == "" {
+			return nil, fmt.Errorf("%w: %q is a whole bucket, not a table location", ErrInvalidArgument, dir)
+		}
+		objects = append(objects, "arn:aws:s3:::"+u.Host+"/"+prefix+"/*")
+		if _, ok := buckets[u.Host]; !ok {
+			order = append(order, u.Host)
+		}
+		buckets[u.Host] = append(buckets[u.Host], prefix+"/", prefix+"/*")
 	}
-	prefix := strings.Trim(u.Path, "/")
-	if prefix == "" {
-		return nil, fmt.Errorf("%w: %q is a whole bucket, not a table location", ErrInvalidArgument, location)
-	}
-	objects := "arn:aws:s3:::" + u.Host + "/" + prefix + "/*"
 	doc := policyDocument{Version: "2012-10-17", Statement: []policyStatement{
-		{Sid: "ReadTableObjects", Effect: "Allow", Action: []string{"s3:GetObject"}, Resource: []string{objects}},
-		{Sid: "ListTablePrefix", Effect: "Allow", Action: []string{"s3:ListBucket"}, Resource: []string{"arn:aws:s3:::" + u.Host},
-			Condition: map[string]map[string][]string{"StringLike": {"s3:prefix": {prefix + "/", prefix + "/*"}}}},
+		{Sid: "ReadTableObjects", Effect: "Allow", Action: []string{"s3:GetObject"}, Resource: objects},
 	}}
+	for i, b := range order {
+		sid := "ListTablePrefix"
+		if i > 0 {
+			sid += strconv.Itoa(i + 1)
+		}
+		doc.Statement = append(doc.Statement, policyStatement{Sid: sid, Effect: "Allow", Action: []string{"s3:ListBucket"},
+			Resource: []string{"arn:aws:s3:::" + b}, Condition: map[string]map[string][]string{"StringLike": {"s3:prefix": buckets[b]}}})
+	}
 	if access == AccessReadWrite {
 		doc.Statement = append(doc.Statement, policyStatement{Sid: "WriteTableObjects", Effect: "Allow",
 			Action:   []string{"s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"},
-			Resource: []string{objects}})
+			Resource: objects})
 	}
 	return json.Marshal(doc)
 }

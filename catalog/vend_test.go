@@ -14,7 +14,7 @@ import (
 // sends to STS is what proves the scoping: asserted here statement by
 // statement.
 func TestSessionPolicyReadOnly(t *testing.T) {
-	b, err := catalog.SessionPolicy("s3://bkt/wh/sales/orders-abc", catalog.AccessRead)
+	b, err := catalog.SessionPolicy([]string{"s3://bkt/wh/sales/orders-abc"}, catalog.AccessRead)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"Version":"2012-10-17","Statement":[
 	 {"Sid":"ReadTableObjects","Effect":"Allow","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::bkt/wh/sales/orders-abc/*"]},
@@ -23,7 +23,7 @@ func TestSessionPolicyReadOnly(t *testing.T) {
 }
 
 func TestSessionPolicyReadWrite(t *testing.T) {
-	b, err := catalog.SessionPolicy("s3://bkt/wh/t/", catalog.AccessReadWrite)
+	b, err := catalog.SessionPolicy([]string{"s3://bkt/wh/t/"}, catalog.AccessReadWrite)
 	require.NoError(t, err)
 	var doc struct {
 		Statement []struct {
@@ -52,7 +52,7 @@ func TestSessionPolicyRefusesNonTableLocations(t *testing.T) {
 	// "*" and "${aws:username}").
 	for _, loc := range []string{"s3://bkt", "s3://bkt/", "file:///tmp/x", "gs://b/x",
 		"s3://bkt/wh/ns/t?", "s3://bkt/wh/ns/*", "s3://bkt/wh/ns/%2A", "s3://bkt/wh/ns/${aws:username}", "s3://bkt/wh/ns/t#x"} {
-		_, err := catalog.SessionPolicy(loc, catalog.AccessRead)
+		_, err := catalog.SessionPolicy([]string{loc}, catalog.AccessRead)
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument, loc)
 	}
 }
@@ -64,7 +64,7 @@ func TestVendStaticCredentialsOnlyWhenConfigured(t *testing.T) {
 	wh, err := catalog.NewWarehouse("w", "s3://bkt/wh", props)
 	require.NoError(t, err)
 	require.False(t, wh.CanVend())
-	creds, err := wh.VendCredentials(ctx, "s3://bkt/wh/t", catalog.AccessRead)
+	creds, err := wh.VendCredentials(ctx, []string{"s3://bkt/wh/t"}, catalog.AccessRead)
 	require.NoError(t, err)
 	require.Nil(t, creds, "static keys are not vended without vend-static-credentials")
 	require.Equal(t, map[string]string{"s3.endpoint": "http://127.0.0.1:9", "s3.region": "eu-west-1", "client.region": "eu-west-1",
@@ -73,13 +73,13 @@ func TestVendStaticCredentialsOnlyWhenConfigured(t *testing.T) {
 	props[catalog.PropVendStaticCredentials] = "true"
 	wh, err = catalog.NewWarehouse("w", "s3://bkt/wh", props)
 	require.NoError(t, err)
-	creds, err = wh.VendCredentials(ctx, "s3://bkt/wh/t", catalog.AccessRead)
+	creds, err = wh.VendCredentials(ctx, []string{"s3://bkt/wh/t"}, catalog.AccessRead)
 	require.NoError(t, err)
 	require.Len(t, creds, 1)
 	require.Equal(t, "s3://bkt/wh/t", creds[0].Prefix)
 	require.Equal(t, "static-secret", creds[0].Config["s3.secret-access-key"])
 
-	_, err = wh.VendCredentials(ctx, "s3://bkt/other/t", catalog.AccessRead)
+	_, err = wh.VendCredentials(ctx, []string{"s3://bkt/other/t"}, catalog.AccessRead)
 	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
 }
 
@@ -96,4 +96,33 @@ func TestWarehouseS3PropertiesValidated(t *testing.T) {
 	wh, err := catalog.NewWarehouse("w", "s3://bkt/wh", map[string]string{catalog.PropS3AccessKeyID: "AKIA", catalog.PropS3SecretAccessKey: "sekrit"})
 	require.NoError(t, err)
 	require.NotContains(t, wh.String(), "sekrit")
+}
+
+// A table's credentials cover every directory its files lie in (its
+// location, write.data.path, a location it moved away from): a trial's
+// table with write.data.path could not read its own data files.
+func TestSessionPolicyCoversEveryDirectory(t *testing.T) {
+	b, err := catalog.SessionPolicy([]string{"s3://bkt/wh/ns/t", "s3://bkt/wh/ns/t-data"}, catalog.AccessReadWrite)
+	require.NoError(t, err)
+	var doc struct {
+		Statement []struct {
+			Sid       string
+			Resource  []string
+			Condition map[string]map[string][]string
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &doc))
+	bySid := map[string][]string{}
+	for _, st := range doc.Statement {
+		bySid[st.Sid] = st.Resource
+		if st.Sid == "ListTablePrefix" {
+			require.Equal(t, []string{"wh/ns/t/", "wh/ns/t/*", "wh/ns/t-data/", "wh/ns/t-data/*"}, st.Condition["StringLike"]["s3:prefix"])
+		}
+	}
+	want := []string{"arn:aws:s3:::bkt/wh/ns/t/*", "arn:aws:s3:::bkt/wh/ns/t-data/*"}
+	require.Equal(t, want, bySid["ReadTableObjects"])
+	require.Equal(t, want, bySid["WriteTableObjects"])
+	require.Equal(t, []string{"arn:aws:s3:::bkt"}, bySid["ListTablePrefix"])
+	_, err = catalog.SessionPolicy(nil, catalog.AccessRead)
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -49,14 +48,6 @@ func (s *Server) callerAccess(c echo.Context, id catalog.Ident) (catalog.Access,
 	return catalog.AccessRead, nil
 }
 
-// tableLocationOf returns the location in table metadata JSON.
-func tableLocationOf(md []byte) (string, error) {
-	var m struct {
-		Location string `json:"location"`
-	}
-	err := json.Unmarshal(md, &m)
-	return m.Location, err
-}
 
 // storageAccess is the `config` and `storage-credentials` of a table
 // response: for an S3 warehouse the endpoint, region and addressing;
@@ -81,7 +72,7 @@ func (s *Server) storageAccess(c echo.Context, t *catalog.Loaded) (map[string]st
 		return cfg, nil, nil
 	}
 	vend, sign := accessDelegation(c)
-	loc, err := tableLocationOf(t.MetadataJSON)
+	dirs, err := t.Directories()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,7 +82,7 @@ func (s *Server) storageAccess(c echo.Context, t *catalog.Loaded) (map[string]st
 		if err != nil {
 			return nil, nil, err
 		}
-		creds, err := wh.VendCredentials(c.Request().Context(), loc, access)
+		creds, err := wh.VendCredentials(c.Request().Context(), dirs, access)
 		if err != nil && committedNow(c, t) && errors.Is(err, catalog.ErrVending) {
 			// The table is already committed: failing the request would
 			// leave it created, and the client's retry would get 409.
@@ -141,7 +132,7 @@ func (s *Server) loadCredentials(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	loc, err := s.cat.TableLocation(c.Request().Context(), wh, id)
+	dirs, err := s.cat.TableDirectories(c.Request().Context(), wh, id)
 	if err != nil {
 		return err
 	}
@@ -151,7 +142,7 @@ func (s *Server) loadCredentials(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		creds, err := wh.VendCredentials(c.Request().Context(), loc, access)
+		creds, err := wh.VendCredentials(c.Request().Context(), dirs, access)
 		if err != nil {
 			return err
 		}
@@ -179,11 +170,11 @@ func (s *Server) signRequest(c echo.Context) error {
 	if err := decodeBody(c, &req); err != nil {
 		return err
 	}
-	loc, err := s.cat.TableLocation(c.Request().Context(), wh, id)
+	dirs, err := s.cat.TableDirectories(c.Request().Context(), wh, id)
 	if err != nil {
 		return err
 	}
-	res, err := wh.SignS3Request(c.Request().Context(), loc, req)
+	res, err := wh.SignS3Request(c.Request().Context(), dirs, req)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -455,4 +456,53 @@ func TestS3CreateTableNoSuchBucket(t *testing.T) {
 	require.Contains(t, em.Message, "object store error on PutObject: NoSuchBucket")
 	require.NotContains(t, body, testmoto.SecretAccessKey)
 	require.NotContains(t, body, "internal server error")
+}
+
+// Regression (trial): Spark's CREATE TABLE AS SELECT with remote signing
+// writes the staged table's data files before its create commit, and
+// /sign answered 404 for the not-yet-committed table; and a table with
+// write.data.path could neither have its data files signed nor get
+// credentials for them. Signing and vending now cover a staged table's
+// directories and every directory a table records.
+func TestS3SigningStagedAndDataPath(t *testing.T) {
+	ep := testmoto.Endpoint(t)
+	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	created := s.createTable(t, "sg", "t", nil)
+	base := strings.TrimSuffix(tableLocation(t, created), "/t-"+strings.SplitN(path.Base(tableLocation(t, created)), "-", 2)[1])
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	objectURI := func(loc, rest string) string { return ep + "/" + strings.TrimPrefix(loc, "s3://") + rest }
+	sign := func(table, method, uri string) int {
+		t.Helper()
+		st, b := s.do(t, http.MethodPost, "/v1/default/namespaces/sg/tables/"+table+"/sign", spec.RemoteSignRequest{
+			Region: testmoto.Region, Method: method, URI: uri, Headers: map[string][]string{}}, nil)
+		if st != http.StatusOK {
+			t.Logf("sign %s %s: %d %s", method, uri, st, b)
+		}
+		return st
+	}
+
+	st, b := s.do(t, http.MethodPost, "/v1/namespaces/sg/tables", spec.CreateTableRequest{Name: "ctas", Schema: schema, StageCreate: true},
+		map[string]string{"X-Iceberg-Access-Delegation": "remote-signing"})
+	require.Equal(t, http.StatusOK, st, string(b))
+	var staged spec.LoadTableResult
+	require.NoError(t, json.Unmarshal(b, &staged))
+	stagedLoc := tableLocation(t, staged)
+	require.Equal(t, http.StatusOK, sign("ctas", http.MethodPut, objectURI(stagedLoc, "/data/00000.parquet")))
+	require.Equal(t, http.StatusForbidden, sign("ctas", http.MethodPut, objectURI(tableLocation(t, created), "/data/x")))
+	require.Equal(t, http.StatusNotFound, sign("never", http.MethodPut, objectURI(stagedLoc, "/data/x")), "an unknown table is still 404")
+
+	dataDir := base + "/dp-data"
+	st, b = s.do(t, http.MethodPost, "/v1/namespaces/sg/tables", spec.CreateTableRequest{Name: "dp", Schema: schema,
+		Properties: map[string]string{"write.data.path": dataDir}}, map[string]string{"X-Iceberg-Access-Delegation": "vended-credentials"})
+	require.Equal(t, http.StatusOK, st, string(b))
+	var dp spec.LoadTableResult
+	require.NoError(t, json.Unmarshal(b, &dp))
+	var prefixes []string
+	for _, c := range dp.StorageCredentials {
+		prefixes = append(prefixes, c.Prefix)
+	}
+	require.ElementsMatch(t, []string{tableLocation(t, dp), dataDir}, prefixes)
+	require.Equal(t, http.StatusOK, sign("dp", http.MethodGet, objectURI(dataDir, "/00000.parquet")))
+	require.Equal(t, http.StatusOK, sign("dp", http.MethodGet, objectURI(tableLocation(t, dp), "/metadata/x.json")))
+	require.Equal(t, http.StatusForbidden, sign("dp", http.MethodGet, objectURI(base+"/dp-data-other", "/x")))
 }
