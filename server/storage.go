@@ -48,7 +48,6 @@ func (s *Server) callerAccess(c echo.Context, id catalog.Ident) (catalog.Access,
 	return catalog.AccessRead, nil
 }
 
-
 // storageAccess is the `config` and `storage-credentials` of a table
 // response: for an S3 warehouse the endpoint, region and addressing;
 // with `vended-credentials` asked and a role (or opted-in static keys)
