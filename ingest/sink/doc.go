@@ -100,7 +100,11 @@
 // Data files are written by iceberg-go (table.WriteRecords): Parquet with
 // Iceberg field IDs and column statistics, compressed with the table's
 // write.parquet.compression-codec (iceberg-go's default, zstd), split by
-// the table's partition spec and rolled at the target file size. Files of
+// the table's partition spec and rolled at the target file size. For a
+// day(timestamp) spec the sink splits the batch by day itself and has
+// iceberg-go write each day as if unpartitioned into that partition's
+// directory (partition.go): the same files, without iceberg-go's per-row
+// partition values. Files of
 // a failed write and of a stale batch are deleted; files of a batch whose
 // commit outcome is unknown or that kept conflicting, and manifests of
 // failed commit attempts, stay as orphans for maintenance to remove.
@@ -136,5 +140,7 @@
 //
 //   - offsets.go: [Offsets], its JSON codec, [ReadOffsets] (the lineage walk).
 //   - sink.go: [Sink], [Batch], [Written]: Head, Write, CommitWritten.
+//   - partition.go: day partitioning done by Write itself for Tarn's
+//     default spec (dayPartitioner), instead of iceberg-go's per row.
 //   - errors.go: sentinels and [StaleBatchError].
 package sink

@@ -42,10 +42,12 @@ type dayPartitioner struct {
 	// path are the Arrow column indexes to the timestamp: the top-level
 	// column, then a child index per struct level.
 	path []int
-	// view is tbl as an unpartitioned table, for WriteRecords; dataURL is
-	// the table's data directory, <location>/data.
-	tbl     *table.Table
-	dataURL *url.URL
+	// tbl is the table; unpartitioned its metadata with an unpartitioned
+	// default spec, the base of each day's view; dataURL the table's data
+	// directory, <location>/data.
+	tbl           *table.Table
+	unpartitioned table.Metadata
+	dataURL       *url.URL
 }
 
 // newDayPartitioner returns the partitioner of tbl's batches of Arrow
@@ -76,7 +78,18 @@ func newDayPartitioner(tbl *table.Table, sc *arrow.Schema) *dayPartitioner {
 	if err != nil {
 		return nil
 	}
-	return &dayPartitioner{spec: spec, fieldID: f.FieldID, path: path, tbl: tbl, dataURL: root.JoinPath("data")}
+	b, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
+	if err != nil {
+		return nil
+	}
+	if b.AddPartitionSpec(iceberg.UnpartitionedSpec, false) != nil || b.SetDefaultSpecID(-1) != nil {
+		return nil
+	}
+	md, err := b.Build()
+	if err != nil {
+		return nil
+	}
+	return &dayPartitioner{spec: spec, fieldID: f.FieldID, path: path, tbl: tbl, unpartitioned: md, dataURL: root.JoinPath("data")}
 }
 
 // arrowPath finds the Arrow column indexes of field id in sc by the
@@ -251,14 +264,8 @@ func (p *dayPartitioner) column(rec arrow.RecordBatch) (*array.Timestamp, bool) 
 // writing its data files into the partition's directory.
 func (p *dayPartitioner) view(day int32) (*table.Table, error) {
 	dir := p.dataURL.JoinPath(p.spec.PartitionToPath(dayStruct{iceberg.Date(day)}, p.tbl.Schema())).String()
-	b, err := table.MetadataBuilderFromBase(p.tbl.Metadata(), p.tbl.MetadataLocation())
+	b, err := table.MetadataBuilderFromBase(p.unpartitioned, p.tbl.MetadataLocation())
 	if err != nil {
-		return nil, err
-	}
-	if err := b.AddPartitionSpec(iceberg.UnpartitionedSpec, false); err != nil {
-		return nil, err
-	}
-	if err := b.SetDefaultSpecID(-1); err != nil {
 		return nil, err
 	}
 	if err := b.SetProperties(iceberg.Properties{table.WriteDataPathKey: dir}); err != nil {

@@ -66,4 +66,5 @@
 //   - lag.go: [PartitionLag], Lag.
 //   - errors.go: sentinels and [RecordError].
 //   - logger.go: franz-go's log to slog.
+//   - pool.go: the pool of fetched records' slices (kgo.WithPools).
 package source
