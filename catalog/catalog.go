@@ -97,6 +97,27 @@ func New(cfg Config) (*Catalog, error) {
 	return c, nil
 }
 
+// TableWarehouse returns the warehouse table id belongs to: the one its
+// metadata file lies in (warehouses do not nest, so there is at most
+// one). In-process jobs that find tables by listing (maintenance) reach
+// each through it. Errors: ErrNoSuchTable; ErrInvalidArgument when no
+// configured warehouse holds the table's metadata.
+func (c *Catalog) TableWarehouse(ctx context.Context, id Ident) (*Warehouse, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := c.store.LoadPointer(ctx, id, KindTable)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range c.warehouses {
+		if w.Contains(p.MetadataLocation) {
+			return w, nil
+		}
+	}
+	return nil, Errorf(ErrInvalidArgument, "table %s: its metadata %s is in no configured warehouse", id, p.MetadataLocation)
+}
+
 // Warehouse returns the warehouse named name (the REST prefix), or the
 // default warehouse when name is empty. Errors: ErrNoSuchWarehouse.
 func (c *Catalog) Warehouse(name string) (*Warehouse, error) {

@@ -75,7 +75,7 @@ func newHarness(t testing.TB, props map[string]string) *harness {
 		reg: prometheus.NewRegistry()}
 	h.sink, err = sink.Open(ctx, h.tio, sink.Config{Table: h.ident, Cluster: testCluster, Topic: testTopic})
 	require.NoError(t, err)
-	h.sched, err = maintenance.New(maintenance.Config{}, maintenance.Deps{Catalog: cat, Warehouse: wh, Metrics: h.reg,
+	h.sched, err = maintenance.New(maintenance.Config{}, maintenance.Deps{Catalog: cat, Metrics: h.reg,
 		Owned: func(id catalog.Ident) bool { return id.Equal(tableIdent) }})
 	require.NoError(t, err)
 	return h

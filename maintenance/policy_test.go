@@ -1,6 +1,7 @@
 package maintenance_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -43,4 +44,33 @@ func TestMaintenancePropertiesValidated(t *testing.T) {
 	}
 	_, err = cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: id, Updates: []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{maintenance.ManifestMaxCountProperty: "50"})}})
 	require.NoError(t, err)
+}
+
+// Regression (trial): the scheduler reached every table through the
+// default warehouse, so a table of another warehouse was never
+// maintained and `tarn maintenance run` on it answered 400. Each table is
+// reached through its own warehouse now.
+func TestMaintenanceInOtherWarehouse(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	_, wh, store := testserver.NewCatalog(t, dir, nil)
+	other, err := catalog.NewWarehouse("other", "file://"+filepath.Join(dir, "other"), nil)
+	require.NoError(t, err)
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh, other}})
+	require.NoError(t, err)
+	ns := catalog.Namespace{"an"}
+	require.NoError(t, cat.CreateNamespace(ctx, ns, nil))
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	_, err = cat.CreateTable(ctx, other, ns, spec.CreateTableRequest{Name: "mt", Schema: schema,
+		Properties: iceberg.Properties{maintenance.EnabledProperty: "true"}})
+	require.NoError(t, err)
+	sched, err := maintenance.New(maintenance.Config{Disabled: true}, maintenance.Deps{Catalog: cat})
+	require.NoError(t, err)
+	rs, err := sched.RunJobs(ctx, catalog.Ident{Namespace: ns, Name: "mt"}, []string{maintenance.JobExpire, maintenance.JobManifests})
+	require.NoError(t, err)
+	require.Len(t, rs, 2)
+	require.NoError(t, sched.Pass(ctx))
+	st := sched.Status()
+	require.Len(t, st.Tables, 1)
+	require.Equal(t, "an.mt", st.Tables[0].Table)
 }

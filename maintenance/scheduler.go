@@ -56,8 +56,9 @@ func (c Config) Validate() error {
 
 // Deps are what a Scheduler works on.
 type Deps struct {
-	Catalog   *catalog.Catalog
-	Warehouse *catalog.Warehouse
+	// Catalog's tables are maintained, each through its own warehouse
+	// (Catalog.TableWarehouse).
+	Catalog *catalog.Catalog
 	// Owned reports whether Tarn owns a table (ingest/topics' Manager:
 	// a topic names it); owned tables are maintained by default. Nil: none.
 	Owned func(catalog.Ident) bool
@@ -131,8 +132,8 @@ func New(cfg Config, deps Deps) (*Scheduler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if deps.Catalog == nil || deps.Warehouse == nil {
-		return nil, fmt.Errorf("%w: a catalog and a warehouse are required", ErrInvalidConfig)
+	if deps.Catalog == nil {
+		return nil, fmt.Errorf("%w: a catalog is required", ErrInvalidConfig)
 	}
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
@@ -217,7 +218,7 @@ func (s *Scheduler) RunJobs(ctx context.Context, id catalog.Ident, jobs []string
 	if len(jobs) == 0 {
 		jobs = Jobs
 	}
-	if _, err := s.deps.Catalog.LoadTable(ctx, s.deps.Warehouse, id); err != nil {
+	if _, err := s.deps.Catalog.TableWarehouse(ctx, id); err != nil {
 		return nil, err
 	}
 	return s.runTable(ctx, id, jobs, true)
@@ -236,7 +237,11 @@ func (s *Scheduler) runTable(ctx context.Context, id catalog.Ident, jobs []strin
 	lock.Lock()
 	defer lock.Unlock()
 
-	io := s.deps.Catalog.TableIO(s.deps.Warehouse)
+	wh, err := s.deps.Catalog.TableWarehouse(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	io := s.deps.Catalog.TableIO(wh)
 	ident := append(table.Identifier{}, id.Namespace...)
 	ident = append(ident, id.Name)
 	tbl, err := io.LoadTable(ctx, ident)

@@ -58,7 +58,7 @@ func maintenanceFixture(t *testing.T, withScheduler bool) string {
 	}
 	cfg := server.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if withScheduler {
-		s, err := maintenance.New(maintenance.Config{Disabled: true}, maintenance.Deps{Catalog: cat, Warehouse: wh,
+		s, err := maintenance.New(maintenance.Config{Disabled: true}, maintenance.Deps{Catalog: cat,
 			Logger: cfg.Logger, Metrics: prometheus.NewRegistry()})
 		require.NoError(t, err)
 		cfg.Maintenance = s

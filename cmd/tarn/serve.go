@@ -227,7 +227,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	// and release need no broker (so a 403 on an owned table can always be
 	// followed by a release); enable and resume answer 503.
 	var tm server.TopicManager = mgr
-	c.maint, err = maintenance.New(cfg.maintenanceConfig(), maintenance.Deps{Catalog: cat, Warehouse: wh, Logger: log,
+	c.maint, err = maintenance.New(cfg.maintenanceConfig(), maintenance.Deps{Catalog: cat, Logger: log,
 		Metrics: prometheus.DefaultRegisterer, Owned: func(id catalog.Ident) bool { _, _, ok := mgr.Owner(id); return ok }})
 	if err != nil {
 		c.close()
