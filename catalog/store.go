@@ -65,12 +65,13 @@ type Page struct {
 	// Size is the most entries to return; 0 returns all.
 	Size int
 	// Keep, when not nil, keeps only the entries it returns true for (a
-	// namespace listing passes the namespace and ""; a table or view
-	// listing the namespace and the name). A page holds up to Size kept
+	// namespace listing passes the namespace, "" and ""; a table or view
+	// listing the namespace, the name and the metadata location). A page
+	// holds up to Size kept
 	// entries and its token names the last entry kept, never a dropped
 	// one: a listing filtered by the caller's grants leaks no hidden name,
 	// not even in its page tokens.
-	Keep func(ns Namespace, name string) bool
+	Keep func(ns Namespace, name, metadataLocation string) bool
 }
 
 // Store keeps namespaces and table/view pointers. It knows nothing about

@@ -508,7 +508,10 @@ func (s *Server) visibleOnly(c echo.Context, page *catalog.Page, mk func(ns []st
 	if err != nil {
 		return err
 	}
-	page.Keep = func(ns catalog.Namespace, name string) bool { return az.Visible(id, mk(ns, name)) }
+	keep := page.Keep
+	page.Keep = func(ns catalog.Namespace, name, mloc string) bool {
+		return az.Visible(id, mk(ns, name)) && (keep == nil || keep(ns, name, mloc))
+	}
 	return nil
 }
 

@@ -22,7 +22,8 @@ func (s *Server) listTables(c echo.Context) error {
 }
 
 func (s *Server) listTabulars(c echo.Context, list func(ctx context.Context, ns catalog.Namespace, page catalog.Page) ([]catalog.Ident, string, error)) error {
-	if _, err := s.warehouse(c); err != nil {
+	wh, err := s.warehouse(c)
+	if err != nil {
 		return err
 	}
 	ns, err := namespaceParam(c)
@@ -33,6 +34,10 @@ func (s *Server) listTabulars(c echo.Context, list func(ctx context.Context, ns 
 	if err != nil {
 		return err
 	}
+	// Only this warehouse's tables and views: namespaces are shared by
+	// the warehouses, and another's objects would be refused through
+	// this prefix anyway.
+	page.Keep = func(_ catalog.Namespace, _, mloc string) bool { return wh.Contains(mloc) }
 	mk := auth.Table
 	if strings.HasSuffix(c.Path(), "/views") {
 		mk = auth.View

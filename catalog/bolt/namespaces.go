@@ -73,7 +73,7 @@ func (s *Store) ListNamespaces(ctx context.Context, parent catalog.Namespace, pa
 			return catalog.NamespaceNotFoundError(parent)
 		}
 		isChild := func(k, _ []byte) bool {
-			return !bytes.Contains(k[len(prefix):], []byte{levelSep}) && (page.Keep == nil || page.Keep(decodeNS(k), ""))
+			return !bytes.Contains(k[len(prefix):], []byte{levelSep}) && (page.Keep == nil || page.Keep(decodeNS(k), "", ""))
 		}
 		next, err = scan(tx.Bucket(bucketNamespaces), tagNamespaces, prefix, page, isChild, func(k, _ []byte) error {
 			out = append(out, decodeNS(k))

@@ -48,7 +48,7 @@ func (s *Store) ListPointers(ctx context.Context, ns catalog.Namespace, kind cat
 			}
 			if page.Keep != nil {
 				id := identFromKey(k)
-				return page.Keep(id.Namespace, id.Name)
+				return page.Keep(id.Namespace, id.Name, r.MetadataLocation)
 			}
 			return true
 		}

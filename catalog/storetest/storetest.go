@@ -1193,8 +1193,8 @@ func testListKeep(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 	for _, n := range []string{"h1", "k1", "h2", "h3", "k2", "h4"} {
 		create(t, s, id("b", n), catalog.KindTable, loc(n))
 	}
-	keepNS := func(n catalog.Namespace, _ string) bool { return n[0] == "b" || n[0] == "d" }
-	keepT := func(_ catalog.Namespace, name string) bool { return name[0] == 'k' }
+	keepNS := func(n catalog.Namespace, _, _ string) bool { return n[0] == "b" || n[0] == "d" }
+	keepT := func(_ catalog.Namespace, name, mloc string) bool { return name[0] == 'k' && mloc == loc(name) }
 	var gotNS []catalog.Namespace
 	var tokens []string
 	page := catalog.Page{Size: 1, Keep: keepNS}
