@@ -57,7 +57,7 @@ func startOIDCProvider(t *testing.T, clientID, secret, groups string) string {
 
 // TestAuthEnginesE2E: a real `tarn serve --auth oauth2` with a real
 // external OpenID provider (oidc-provider from npm) as --oidc-issuer.
-// iceberg-go and pyiceberg connect with a token from that provider
+// iceberg-go, pyiceberg and Spark connect with a token from that provider
 // (its groups claim maps to a Tarn role granted on namespace ext), and
 // pyiceberg with credential=id:secret of a local principal (token from
 // Tarn); each writes and reads in its namespace and is refused (403)
@@ -139,6 +139,20 @@ func TestAuthEnginesE2E(t *testing.T) {
 	}
 	run("token", tr.AccessToken, "ext")
 	run("credential", os.Getenv("LOADER_CRED"), "local")
+
+	// Spark (iceberg-spark-runtime's REST catalog) with the provider's token.
+	setup, err := exec.Command(filepath.Join("..", "..", "scripts", "setup-spark.sh")).Output()
+	require.NoError(t, err, "scripts/setup-spark.sh")
+	lines := strings.Split(strings.TrimSpace(string(setup)), "\n")
+	require.Len(t, lines, 2, "setup-spark.sh prints the python and the jars: %s", setup)
+	spark := exec.Command(lines[0], filepath.Join("..", "..", "scripts", "spark-auth-check.py"), p.URL, "token", tr.AccessToken, "ext", "hr")
+	spark.Env = append(os.Environ(), "TARN_SPARK_JARS="+lines[1], "TARN_SPARK_RUN_DIR="+t.TempDir(), "SPARK_LOCAL_IP=127.0.0.1")
+	var sparkErr strings.Builder
+	spark.Stderr = &sparkErr
+	out, err := spark.Output()
+	require.NoError(t, err, "%s", sparkErr.String())
+	outLines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	assert.JSONEq(t, `{"rows":3,"sum":6,"forbidden":true}`, outLines[len(outLines)-1], "spark with the provider's token")
 
 	// The provider's token is refused once Tarn no longer trusts the
 	// issuer. With 10 s tokens pyiceberg outlives its token mid-run, gets

@@ -23,7 +23,7 @@
 run_spark_suite() {
   local suite=$1 label=$2
   shift 2
-  local here repo cache iceberg_version setup_start venv py jar_dir jars=() a run_dir version
+  local here repo cache iceberg_version setup_start py jars=() run_dir version
   here="$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)"
   repo="$(cd "$here/../.." && pwd)"
   cache="${HOME:?HOME must be set}/.cache/tarn"
@@ -32,19 +32,7 @@ run_spark_suite() {
   [[ -n ${TARN_URI:-} ]] || echo "$suite: TARN_URI is not set; every test will fail" >&2
 
   setup_start=$SECONDS
-  venv=$(PIP_CACHE_DIR="${PIP_CACHE_DIR:-$cache/pip}" TARN_VENV="${TARN_SPARK_VENV:-$cache/venv-spark}" \
-    TARN_REQUIREMENTS="$repo/conformance/spark/requirements.txt" "$repo/scripts/setup-python.sh" </dev/null | tail -n 1)
-  py="$venv/bin/python"
-
-  jar_dir="$cache/spark/jars"
-  mkdir -p "$jar_dir"
-  exec 8>"$cache/spark/jars.lock"
-  flock 8
-  for a in iceberg-spark-runtime-4.0_2.13 "$@"; do
-    jars+=("$(spark_fetch_jar "$suite" "$py" "$cache" "$jar_dir" "$a" "$iceberg_version")") || exit 1
-  done
-  flock -u 8
-  exec 8>&-
+  spark_setup "$suite" "$repo" "$@"
 
   version="pyspark $("$py" -c 'import pyspark; print(pyspark.__version__)'), iceberg-spark-runtime-4.0_2.13 $iceberg_version${label:+ $label}"
   echo "$suite: setup took $((SECONDS - setup_start))s" >&2
@@ -58,6 +46,31 @@ run_spark_suite() {
   # shellcheck source=pytest.sh
   . "$repo/conformance/lib/pytest.sh"
   run_pytest_suite "$suite" "$version" "$py" "$here" "$run_dir" "${TARN_SPARK_TIMEOUT:-900}"
+}
+
+# spark_setup SUITE REPO [ARTIFACT...]: the venv (pyspark + pyiceberg) and
+# the Iceberg jars (iceberg-spark-runtime-4.0_2.13 first, then the
+# ARTIFACTs) of a Spark run, cached in "$HOME/.cache/tarn"; sets py (the
+# venv's python) and jars (their paths) in the caller's scope.
+spark_setup() {
+  local suite=$1 repo=$2
+  shift 2
+  local cache iceberg_version venv jar_dir a
+  cache="${HOME:?HOME must be set}/.cache/tarn"
+  iceberg_version="${TARN_ICEBERG_VERSION:-1.11.0}"
+  venv=$(PIP_CACHE_DIR="${PIP_CACHE_DIR:-$cache/pip}" TARN_VENV="${TARN_SPARK_VENV:-$cache/venv-spark}" \
+    TARN_REQUIREMENTS="$repo/conformance/spark/requirements.txt" "$repo/scripts/setup-python.sh" </dev/null | tail -n 1)
+  py="$venv/bin/python"
+  jar_dir="$cache/spark/jars"
+  mkdir -p "$jar_dir"
+  jars=()
+  exec 8>"$cache/spark/jars.lock"
+  flock 8
+  for a in iceberg-spark-runtime-4.0_2.13 "$@"; do
+    jars+=("$(spark_fetch_jar "$suite" "$py" "$cache" "$jar_dir" "$a" "$iceberg_version")") || exit 1
+  done
+  flock -u 8
+  exec 8>&-
 }
 
 # spark_fetch_jar SUITE PY CACHE DIR ARTIFACT VERSION: prints the path of
