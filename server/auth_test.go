@@ -226,6 +226,8 @@ func allRoutes(t *testing.T, e *authEnv) []route {
 		{method: "POST", path: "/namespaces/sales/tables/orders", body: commit},
 		{method: "DELETE", path: "/namespaces/sales/tables/orders"},
 		{method: "POST", path: "/namespaces/sales/tables/orders/metrics", body: `{"report-type":"scan-report"}`},
+		{method: "GET", path: "/namespaces/sales/tables/orders/credentials"},
+		{method: "POST", path: "/namespaces/sales/tables/orders/sign", body: `{"region":"us-east-1","method":"GET","uri":"http://127.0.0.1:9000/bkt/wh/sales/orders/x","headers":{}}`},
 		{method: "POST", path: "/namespaces/sales/register", body: `{"name":"reg","metadata-location":"file:///nowhere/x.metadata.json"}`},
 		{method: "POST", path: "/tables/rename", body: `{"source":{"namespace":["sales"],"name":"orders"},"destination":{"namespace":["sales"],"name":"o2"}}`},
 		{method: "POST", path: "/transactions/commit", body: txn},
