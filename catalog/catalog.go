@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -228,21 +229,32 @@ type Loaded struct {
 	Locations []string
 }
 
-// Directories is where the table's files lie: Locations, or when those
-// are unknown (a pointer stored before Tarn recorded them) the location in
-// its metadata. Credentials and signatures for the table cover exactly
-// these. Errors: ErrInvalidArgument for metadata without a location.
+// Directories is where the table's files lie, the current ones first:
+// the location, write.data.path and write.metadata.path of its metadata,
+// then any other directory it recorded (Locations: those it moved away
+// from, whose files older snapshots still reference). Credentials and
+// signatures for the table cover these. Errors: ErrInvalidArgument for
+// metadata without a location.
 func (l *Loaded) Directories() ([]string, error) {
-	if len(l.Locations) > 0 {
-		return l.Locations, nil
-	}
 	var md struct {
-		Location string `json:"location"`
+		Location   string            `json:"location"`
+		Properties map[string]string `json:"properties"`
 	}
 	if err := json.Unmarshal(l.MetadataJSON, &md); err != nil || md.Location == "" {
 		return nil, Errorf(ErrInvalidArgument, "metadata of %s has no location", l.Ident)
 	}
-	return []string{normLocation(md.Location)}, nil
+	dirs := []string{normLocation(md.Location)}
+	for _, k := range FilePathProperties {
+		if v := md.Properties[k]; v != "" && !slices.Contains(dirs, normLocation(v)) {
+			dirs = append(dirs, normLocation(v))
+		}
+	}
+	for _, d := range l.Locations {
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs, nil
 }
 
 // load reads the pointer of id (of kind) and its metadata file.

@@ -141,6 +141,9 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 			if !s.noop && s.base != nil {
 				c.deleteOldMetadata(ctx, wh, s.change.Ident, s.base, s.next)
 			}
+			if s.base == nil {
+				c.staged.forget(wh, s.change.Ident) // created: signed as a table now
+			}
 			v := s.change.ExpectedVersion
 			if !s.noop {
 				v++

@@ -100,3 +100,58 @@ func viewVersion() *view.Version {
 	return &view.Version{VersionID: 1, SchemaID: 0, TimestampMS: 1, Summary: view.VersionSummary{"engine-name": "test"},
 		Representations: []view.Representation{view.NewRepresentation("select 1", "spark")}, DefaultNamespace: table.Identifier{"ns"}}
 }
+
+// A staged table's directories are signable through its name until it is
+// committed, only through its own warehouse and exact name, and only
+// while no recorded table overlaps them (trial: a committed-then-renamed
+// table's staged entry kept giving its files away under the old name;
+// ["p.q"].t and ["p"]."q.t" shared an entry; a table created at a staged
+// location was signable through the staged name).
+func TestStagedTableDirectories(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	_, wh, store := testserver.NewCatalog(t, dir, nil)
+	other, err := catalog.NewWarehouse("other", (&url.URL{Scheme: "file", Path: filepath.Join(dir, "other")}).String(), nil)
+	require.NoError(t, err)
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh, other}})
+	require.NoError(t, err)
+	for _, ns := range []catalog.Namespace{{"p"}, {"p.q"}, {"z"}} {
+		require.NoError(t, cat.CreateNamespace(ctx, ns, nil))
+	}
+	stage := func(ns catalog.Namespace, name, loc string) []string {
+		t.Helper()
+		lt, err := cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: name, Schema: idSchema, Location: loc, StageCreate: true})
+		require.NoError(t, err)
+		dirs, err := lt.Directories()
+		require.NoError(t, err)
+		return dirs
+	}
+	st := catalog.Ident{Namespace: catalog.Namespace{"p.q"}, Name: "t"}
+	dirs := stage(st.Namespace, st.Name, "")
+	got, err := cat.TableDirectories(ctx, wh, st)
+	require.NoError(t, err)
+	require.Equal(t, dirs, got)
+	for _, tc := range []struct {
+		wh *catalog.Warehouse
+		id catalog.Ident
+	}{{other, st}, {wh, catalog.Ident{Namespace: catalog.Namespace{"p"}, Name: "q.t"}}} {
+		_, err := cat.TableDirectories(ctx, tc.wh, tc.id)
+		require.ErrorIs(t, err, catalog.ErrNoSuchTable, "%s %s", tc.wh.Name, tc.id)
+	}
+
+	// Committed, then renamed: the old name signs nothing any more.
+	_, err = cat.CreateTable(ctx, wh, st.Namespace, spec.CreateTableRequest{Name: st.Name, Schema: idSchema, Location: dirs[0]})
+	require.NoError(t, err)
+	require.NoError(t, cat.RenameTable(ctx, wh, st, catalog.Ident{Namespace: catalog.Namespace{"z"}, Name: "secret"}))
+	_, err = cat.TableDirectories(ctx, wh, st)
+	require.ErrorIs(t, err, catalog.ErrNoSuchTable)
+
+	// Staged at L, then another table created at L: the staged name no
+	// longer reaches L.
+	loc := wh.Location + "/p/shared"
+	stage(catalog.Namespace{"p"}, "a", loc)
+	_, err = cat.CreateTable(ctx, wh, catalog.Namespace{"p"}, spec.CreateTableRequest{Name: "b", Schema: idSchema, Location: loc})
+	require.NoError(t, err)
+	_, err = cat.TableDirectories(ctx, wh, catalog.Ident{Namespace: catalog.Namespace{"p"}, Name: "a"})
+	require.ErrorIs(t, err, catalog.ErrNoSuchTable)
+}

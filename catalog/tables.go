@@ -102,7 +102,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 		if err := wh.prepareLocation(loc); err != nil {
 			return nil, err
 		}
-		c.staged.remember(id, locs, time.Now())
+		c.staged.remember(wh, id, locs, time.Now())
 		return &Loaded{Ident: id, MetadataJSON: js, Locations: locs}, nil
 	}
 	locs, err := wh.tableLocations(md)
@@ -117,6 +117,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
+	c.staged.forget(wh, id)
 	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1, Locations: locs}, nil
 }
 

@@ -167,60 +167,81 @@ type policyStatement struct {
 // SessionPolicy is the inline session policy sent with AssumeRole for a
 // table whose files lie in dirs (s3://bucket/key/prefix each: its
 // location, data and metadata paths, and directories it moved away from;
-// Loaded.Directories). The session gets the intersection of the role's
-// policies and this one, so whatever the role allows, the credentials
-// reach only objects under those directories:
+// Loaded.Directories, current ones first). The session gets the
+// intersection of the role's policies and this one, so whatever the role
+// allows, the credentials reach only objects under those directories:
 //
 //   - read: s3:GetObject on arn:aws:s3:::bucket/prefix/* and s3:ListBucket
-//     on the bucket restricted by s3:prefix to prefix/ and prefix/* (not
-//     prefix alone, which would list sibling tables that extend it);
+//     on the bucket restricted by s3:prefix to prefix/* (which matches
+//     prefix/ itself; not prefix alone, which would list sibling tables
+//     that extend it);
 //   - read-write adds s3:PutObject, s3:DeleteObject,
-//     s3:AbortMultipartUpload and s3:ListMultipartUploadParts on
-//     bucket/prefix/*.
+//     s3:AbortMultipartUpload and s3:ListMultipartUploadParts on the same
+//     objects (one statement, so each directory is named twice in all).
 //
-// Errors wrap ErrInvalidArgument for no directory, or one that is not
-// s3://bucket/key or holds a character IAM would read as a wildcard or
-// variable.
+// AWS refuses a session policy longer than MaxSessionPolicyBytes; when
+// dirs would make one longer, the trailing directories (the oldest
+// locations a table moved away from) are left out, so the credentials
+// still reach the table's current files. Errors wrap ErrInvalidArgument
+// for no directory, or one that is not s3://bucket/key or holds a
+// character IAM would read as a wildcard or variable.
 func SessionPolicy(dirs []string, access Access) ([]byte, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("%w: no table directory to scope credentials to", ErrInvalidArgument)
 	}
-	var objects []string
-	buckets := map[string][]string{} // bucket -> s3:prefix values
-	var order []string
-	for _, dir := range dirs {
-		if err := checkLocationChars(dir); err != nil {
+	type dir struct{ bucket, prefix string }
+	parsed := make([]dir, 0, len(dirs))
+	for _, d := range dirs {
+		if err := checkLocationChars(d); err != nil {
 			return nil, err
 		}
-		u, err := url.Parse(dir)
+		u, err := url.Parse(d)
 		if err != nil || u.Scheme != "s3" || u.Host == "" {
-			return nil, fmt.Errorf("%w: %q is not an s3://bucket/key location", ErrInvalidArgument, dir)
+			return nil, fmt.Errorf("%w: %q is not an s3://bucket/key location", ErrInvalidArgument, d)
 		}
 		prefix := strings.Trim(u.Path, "/")
 		if prefix == "" {
-			return nil, fmt.Errorf("%w: %q is a whole bucket, not a table location", ErrInvalidArgument, dir)
+			return nil, fmt.Errorf("%w: %q is a whole bucket, not a table location", ErrInvalidArgument, d)
 		}
-		objects = append(objects, "arn:aws:s3:::"+u.Host+"/"+prefix+"/*")
-		if _, ok := buckets[u.Host]; !ok {
-			order = append(order, u.Host)
+		parsed = append(parsed, dir{u.Host, prefix})
+	}
+	build := func(ds []dir) ([]byte, error) {
+		actions := []string{"s3:GetObject"}
+		if access == AccessReadWrite {
+			actions = append(actions, "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
 		}
-		buckets[u.Host] = append(buckets[u.Host], prefix+"/", prefix+"/*")
-	}
-	doc := policyDocument{Version: "2012-10-17", Statement: []policyStatement{
-		{Sid: "ReadTableObjects", Effect: "Allow", Action: []string{"s3:GetObject"}, Resource: objects},
-	}}
-	for i, b := range order {
-		sid := "ListTablePrefix"
-		if i > 0 {
-			sid += strconv.Itoa(i + 1)
+		var objects []string
+		lists := map[string][]string{} // bucket -> s3:prefix values
+		var order []string
+		for _, d := range ds {
+			objects = append(objects, "arn:aws:s3:::"+d.bucket+"/"+d.prefix+"/*")
+			if _, ok := lists[d.bucket]; !ok {
+				order = append(order, d.bucket)
+			}
+			lists[d.bucket] = append(lists[d.bucket], d.prefix+"/*")
 		}
-		doc.Statement = append(doc.Statement, policyStatement{Sid: sid, Effect: "Allow", Action: []string{"s3:ListBucket"},
-			Resource: []string{"arn:aws:s3:::" + b}, Condition: map[string]map[string][]string{"StringLike": {"s3:prefix": buckets[b]}}})
+		doc := policyDocument{Version: "2012-10-17", Statement: []policyStatement{
+			{Sid: "TableObjects", Effect: "Allow", Action: actions, Resource: objects},
+		}}
+		for i, b := range order {
+			sid := "ListTablePrefix"
+			if i > 0 {
+				sid += strconv.Itoa(i + 1)
+			}
+			doc.Statement = append(doc.Statement, policyStatement{Sid: sid, Effect: "Allow", Action: []string{"s3:ListBucket"},
+				Resource: []string{"arn:aws:s3:::" + b}, Condition: map[string]map[string][]string{"StringLike": {"s3:prefix": lists[b]}}})
+		}
+		return json.Marshal(doc)
 	}
-	if access == AccessReadWrite {
-		doc.Statement = append(doc.Statement, policyStatement{Sid: "WriteTableObjects", Effect: "Allow",
-			Action:   []string{"s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"},
-			Resource: objects})
+	for n := len(parsed); ; n-- {
+		b, err := build(parsed[:n])
+		if err != nil || len(b) <= MaxSessionPolicyBytes || n == 1 {
+			return b, err
+		}
 	}
-	return json.Marshal(doc)
 }
+
+// MaxSessionPolicyBytes is the longest inline session policy STS
+// AssumeRole takes, in characters of its JSON
+// (https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRole.html).
+const MaxSessionPolicyBytes = 2048

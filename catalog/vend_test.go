@@ -3,6 +3,8 @@ package catalog_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,9 +19,9 @@ func TestSessionPolicyReadOnly(t *testing.T) {
 	b, err := catalog.SessionPolicy([]string{"s3://bkt/wh/sales/orders-abc"}, catalog.AccessRead)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"Version":"2012-10-17","Statement":[
-	 {"Sid":"ReadTableObjects","Effect":"Allow","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::bkt/wh/sales/orders-abc/*"]},
+	 {"Sid":"TableObjects","Effect":"Allow","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::bkt/wh/sales/orders-abc/*"]},
 	 {"Sid":"ListTablePrefix","Effect":"Allow","Action":["s3:ListBucket"],"Resource":["arn:aws:s3:::bkt"],
-	  "Condition":{"StringLike":{"s3:prefix":["wh/sales/orders-abc/","wh/sales/orders-abc/*"]}}}]}`, string(b))
+	  "Condition":{"StringLike":{"s3:prefix":["wh/sales/orders-abc/*"]}}}]}`, string(b))
 }
 
 func TestSessionPolicyReadWrite(t *testing.T) {
@@ -33,10 +35,10 @@ func TestSessionPolicyReadWrite(t *testing.T) {
 		}
 	}
 	require.NoError(t, json.Unmarshal(b, &doc))
-	require.Len(t, doc.Statement, 3)
-	w := doc.Statement[2]
+	require.Len(t, doc.Statement, 2)
+	w := doc.Statement[0]
 	require.Equal(t, "Allow", w.Effect)
-	require.ElementsMatch(t, []string{"s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}, w.Action)
+	require.ElementsMatch(t, []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}, w.Action)
 	require.Equal(t, []string{"arn:aws:s3:::bkt/wh/t/*"}, w.Resource)
 	for _, st := range doc.Statement {
 		for _, r := range st.Resource {
@@ -100,7 +102,9 @@ func TestWarehouseS3PropertiesValidated(t *testing.T) {
 
 // A table's credentials cover every directory its files lie in (its
 // location, write.data.path, a location it moved away from): a trial's
-// table with write.data.path could not read its own data files.
+// table with write.data.path could not read its own data files. The
+// policy stays within STS's 2,048 characters: past it the trailing
+// (oldest) directories are left out, never the current ones.
 func TestSessionPolicyCoversEveryDirectory(t *testing.T) {
 	b, err := catalog.SessionPolicy([]string{"s3://bkt/wh/ns/t", "s3://bkt/wh/ns/t-data"}, catalog.AccessReadWrite)
 	require.NoError(t, err)
@@ -112,17 +116,27 @@ func TestSessionPolicyCoversEveryDirectory(t *testing.T) {
 		}
 	}
 	require.NoError(t, json.Unmarshal(b, &doc))
-	bySid := map[string][]string{}
-	for _, st := range doc.Statement {
-		bySid[st.Sid] = st.Resource
-		if st.Sid == "ListTablePrefix" {
-			require.Equal(t, []string{"wh/ns/t/", "wh/ns/t/*", "wh/ns/t-data/", "wh/ns/t-data/*"}, st.Condition["StringLike"]["s3:prefix"])
-		}
-	}
-	want := []string{"arn:aws:s3:::bkt/wh/ns/t/*", "arn:aws:s3:::bkt/wh/ns/t-data/*"}
-	require.Equal(t, want, bySid["ReadTableObjects"])
-	require.Equal(t, want, bySid["WriteTableObjects"])
-	require.Equal(t, []string{"arn:aws:s3:::bkt"}, bySid["ListTablePrefix"])
+	require.Len(t, doc.Statement, 2)
+	require.Equal(t, []string{"arn:aws:s3:::bkt/wh/ns/t/*", "arn:aws:s3:::bkt/wh/ns/t-data/*"}, doc.Statement[0].Resource)
+	require.Equal(t, []string{"arn:aws:s3:::bkt"}, doc.Statement[1].Resource)
+	require.Equal(t, []string{"wh/ns/t/*", "wh/ns/t-data/*"}, doc.Statement[1].Condition["StringLike"]["s3:prefix"])
 	_, err = catalog.SessionPolicy(nil, catalog.AccessRead)
 	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+
+	// 61-character directories: 10 fit; 40 do not, and the policy keeps
+	// the first ones.
+	dir := func(i int) string { return fmt.Sprintf("s3://analytics-lake-bucket/warehouse/sales/orders-%012d", i) }
+	var many []string
+	for i := range 40 {
+		many = append(many, dir(i))
+	}
+	b, err = catalog.SessionPolicy(many[:10], catalog.AccessReadWrite)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(b), catalog.MaxSessionPolicyBytes)
+	require.Contains(t, string(b), strings.TrimPrefix(dir(9), "s3://"))
+	b, err = catalog.SessionPolicy(many, catalog.AccessReadWrite)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(b), catalog.MaxSessionPolicyBytes)
+	require.Contains(t, string(b), strings.TrimPrefix(dir(0), "s3://"), "the current location is kept")
+	require.NotContains(t, string(b), strings.TrimPrefix(dir(39), "s3://"))
 }
