@@ -104,9 +104,13 @@ type result struct {
 	Met         map[string]bool `json:"met"`
 }
 
+// warmUp is -warm-up.
+var warmUp time.Duration
+
 func main() {
 	tarnBin := flag.String("tarn", "bin/tarn", "the tarn binary")
 	duration := flag.Duration("duration", 3*time.Second, "how long each (op, concurrency) runs")
+	flag.DurationVar(&warmUp, "warm-up", 2*time.Second, "unmeasured run of each op at the top concurrency before it is measured")
 	conc := flag.String("concurrency", "1,8,32", "concurrency levels")
 	fixture := flag.Bool("fixture", true, "also measure Apache Iceberg's Java REST fixture")
 	out := flag.String("out", "bench/results/catalog.json", "where to write the JSON result")
@@ -419,6 +423,12 @@ func measure(ctx context.Context, name, version, root string, d time.Duration, l
 			return lat, conflict, err
 		}},
 	} {
+		// Warm-up, not measured: the same op at the top concurrency for
+		// WarmUp, so that neither server is timed while it JIT-compiles
+		// (the Java fixture) or grows its pools (both).
+		if warmUp > 0 {
+			loop(ctx, spec.op, slices.Max(levels), warmUp, spec.fn)
+		}
 		for _, conc := range levels {
 			o := loop(ctx, spec.op, conc, d, spec.fn)
 			log.Printf("%s %s c=%d: %d ok, %.0f/s, p50 %.2f ms, p99 %.2f ms, %d conflicts, %d errors %s", name, o.Op, conc,
