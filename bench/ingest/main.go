@@ -69,6 +69,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/internal/demo"
@@ -345,13 +346,13 @@ func limit(ctx context.Context, name string, values [][]byte, batch int, withKaf
 	if err != nil {
 		return nil, err
 	}
-	var opts []avro.Option
+	var opts []codec.Option
 	if withKafka {
 		cfg := pipeline.Config{Topic: topic, Cluster: "c", Table: catalog.Ident{Namespace: catalog.Namespace{"bench"}, Name: "flights"}}
 		if _, err := pipeline.EnsureTable(ctx, cat, wh, cfg.WithDefaults(), user); err != nil {
 			return nil, err
 		}
-		opts = append(opts, avro.WithCallerColumns(pipeline.KafkaColumn))
+		opts = append(opts, codec.WithCallerColumns(pipeline.KafkaColumn))
 	} else {
 		if err := cat.CreateNamespace(ctx, catalog.Namespace{"bench"}, nil); err != nil {
 			return nil, err

@@ -57,33 +57,14 @@ type Decoder struct {
 	check  codec.BuilderCheck
 }
 
-// Option configures a Decoder.
-type Option func(*options)
-
-type options struct {
-	callerColumns []string
-}
-
-// WithCallerColumns names top-level target columns that Append leaves
-// alone: the caller appends exactly one value to each after every Append
-// that returned nil. This is how the pipeline fills the _kafka column
-// (DESIGN.md "Kafka metadata column"). A writer field with one of these
-// names is refused with ErrIncompatible.
-func WithCallerColumns(names ...string) Option {
-	return func(o *options) { o.callerColumns = append(o.callerColumns, names...) }
-}
-
 // NewDecoder compiles a plan from the writer schema (a record; see
 // [ToIceberg] for what is supported) to the target Iceberg schema.
 //
 // Errors are *FieldError wrapping ErrUnsupported (the writer schema cannot
 // be mapped at all) or ErrIncompatible (the pair cannot be decoded: the
 // path names the first offending field and the message the change).
-func NewDecoder(writer hamba.Schema, target *iceberg.Schema, opts ...Option) (*Decoder, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
+func NewDecoder(writer hamba.Schema, target *iceberg.Schema, opts ...codec.Option) (*Decoder, error) {
+	o := codec.Apply(opts)
 
 	// Mapping the writer schema on its own refuses recursion and
 	// unsupported constructs with their own, clearer errors.
@@ -97,7 +78,7 @@ func NewDecoder(writer hamba.Schema, target *iceberg.Schema, opts ...Option) (*D
 	}
 
 	st := target.AsStruct()
-	root, err := compileRecord(deref(writer).(*hamba.RecordSchema), &st, "", o.callerColumns)
+	root, err := compileRecord(deref(writer).(*hamba.RecordSchema), &st, "", o.CallerColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +95,7 @@ func (d *Decoder) ArrowSchema() *arrow.Schema { return d.schema }
 // Append decodes one Avro binary payload (a Kafka record value after the
 // Confluent 5-byte header) and appends it as one row to b, whose schema
 // must be [Decoder.ArrowSchema] (or have the same names and types). Columns
-// named by WithCallerColumns are not touched.
+// named by codec.WithCallerColumns are not touched.
 //
 // On error nothing was appended. Errors are *FieldError wrapping
 // ErrMalformed or ErrOutOfRange (both ErrBadRecord), or ErrBuilderSchema.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tarnavro "github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
@@ -452,14 +453,14 @@ func TestDecodeCallerColumns(t *testing.T) {
 	w := parse(t, record(`"string"`))
 	target := table(t, `{"type":"record","name":"R","fields":[{"name":"f","type":"string"},
 		{"name":"_kafka","type":{"type":"record","name":"K","fields":[{"name":"offset","type":"long"}]}}]}`)
-	h := newHarness(t, w, target, tarnavro.WithCallerColumns("_kafka"))
+	h := newHarness(t, w, target, codec.WithCallerColumns("_kafka"))
 	require.NoError(t, h.dec.Append(h.rb, encode(t, w, map[string]any{"f": "v"})))
 	k := h.rb.Field(1)
 	assert.Equal(t, 0, k.Len(), "the decoder must not touch a caller column")
 
 	t.Run("writer field named like a caller column", func(t *testing.T) {
 		w := parse(t, record(`"string"`))
-		_, err := tarnavro.NewDecoder(w, target, tarnavro.WithCallerColumns("f"))
+		_, err := tarnavro.NewDecoder(w, target, codec.WithCallerColumns("f"))
 		assert.ErrorIs(t, err, tarnavro.ErrIncompatible)
 	})
 	// Keep the builder consistent for the leak check.

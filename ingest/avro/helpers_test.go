@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tarnavro "github.com/tarnhq/tarn/ingest/avro"
+	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
@@ -20,7 +21,7 @@ type harness struct {
 	rb  *array.RecordBuilder
 }
 
-func newHarness(t testing.TB, writer hamba.Schema, target *iceberg.Schema, opts ...tarnavro.Option) *harness {
+func newHarness(t testing.TB, writer hamba.Schema, target *iceberg.Schema, opts ...codec.Option) *harness {
 	t.Helper()
 	dec, err := tarnavro.NewDecoder(writer, target, opts...)
 	require.NoError(t, err)

@@ -32,7 +32,7 @@ import (
 //     if the column is optional, and is a malformed record (ErrMalformed,
 //     naming the path) if it is required; the same holds for list elements
 //     and map values against their element or value requiredness;
-//   - top-level columns named by [WithCallerColumns] are left alone, and a
+//   - top-level columns named by [codec.WithCallerColumns] are left alone, and a
 //     JSON field of that name is ignored.
 //
 // Conversions by target type (anything else is ErrMalformed: a JSON value
@@ -88,23 +88,6 @@ type Decoder struct {
 	check  codec.BuilderCheck
 }
 
-// Option configures a Decoder.
-type Option func(*options)
-
-type options struct {
-	callerColumns []string
-	jsonText      []string
-}
-
-// WithCallerColumns names top-level target columns that Append leaves
-// alone: the caller appends exactly one value to each after every Append
-// that returned nil. This is how the pipeline fills the _kafka column
-// (DESIGN.md "Kafka metadata column"). JSON fields with these names are
-// ignored.
-func WithCallerColumns(names ...string) Option {
-	return func(o *options) { o.callerColumns = append(o.callerColumns, names...) }
-}
-
 // WithJSONText names string-typed positions of the target, as Iceberg name
 // paths ("attrs.value" for the values of a map column attrs,
 // "tags.element" for a list's elements), that take any JSON value: strings
@@ -113,8 +96,8 @@ func WithCallerColumns(names ...string) Option {
 // map<string, string> of objects with additionalProperties. Paths that do
 // not name a string position of the target make NewDecoder fail with
 // ErrUnsupported.
-func WithJSONText(paths ...string) Option {
-	return func(o *options) { o.jsonText = append(o.jsonText, paths...) }
+func WithJSONText(paths ...string) codec.Option {
+	return func(o *codec.Options) { o.JSONText = append(o.JSONText, paths...) }
 }
 
 // NewDecoder compiles a plan that fills target's columns from JSON objects.
@@ -123,17 +106,14 @@ func WithJSONText(paths ...string) Option {
 // has a type JSON cannot fill (a map whose keys are not strings, a
 // nanosecond timestamp, variant, geometry, ...), or a WithJSONText path
 // is not a string position of the target.
-func NewDecoder(target *iceberg.Schema, opts ...Option) (*Decoder, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
+func NewDecoder(target *iceberg.Schema, opts ...codec.Option) (*Decoder, error) {
+	o := codec.Apply(opts)
 
 	c := compiler{jsonText: map[string]bool{}}
-	for _, p := range o.jsonText {
+	for _, p := range o.JSONText {
 		c.jsonText[p] = false
 	}
-	root, err := c.structOf(target.AsStruct().FieldList, "", o.callerColumns)
+	root, err := c.structOf(target.AsStruct().FieldList, "", o.CallerColumns)
 	if err != nil {
 		return nil, err
 	}

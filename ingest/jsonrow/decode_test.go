@@ -161,7 +161,7 @@ func TestDecodeCallerColumns(t *testing.T) {
 	sc := schema(t, `{"type":"struct","fields":[
 		{"id":1,"name":"a","required":true,"type":"int"},
 		{"id":2,"name":"_kafka","required":true,"type":{"type":"struct","fields":[{"id":3,"name":"offset","required":true,"type":"long"}]}}]}`)
-	h := newHarness(t, sc, jsonrow.WithCallerColumns("_kafka"))
+	h := newHarness(t, sc, codec.WithCallerColumns("_kafka"))
 	// A payload field named like the caller column is ignored.
 	require.NoError(t, h.appendJSON(`{"a":1,"_kafka":{"offset":99}}`))
 	assert.Equal(t, []int{1, 0}, arrowtest.Lengths(h.rb), "the _kafka column is the caller's")

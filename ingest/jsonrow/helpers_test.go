@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/jsonrow"
 	"github.com/tarnhq/tarn/internal/arrowtest"
 )
@@ -19,7 +20,7 @@ type harness struct {
 	rb  *array.RecordBuilder
 }
 
-func newHarness(t testing.TB, target *iceberg.Schema, opts ...jsonrow.Option) *harness {
+func newHarness(t testing.TB, target *iceberg.Schema, opts ...codec.Option) *harness {
 	t.Helper()
 	dec, err := jsonrow.NewDecoder(target, opts...)
 	require.NoError(t, err)

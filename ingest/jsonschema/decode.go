@@ -31,41 +31,22 @@ type Decoder struct {
 	rows   *jsonrow.Decoder
 }
 
-// Option configures a Decoder.
-type Option func(*options)
-
-type options struct {
-	callerColumns []string
-}
-
-// WithCallerColumns names top-level target columns that Append leaves
-// alone: the caller appends exactly one value to each after every Append
-// that returned nil. This is how the pipeline fills the _kafka column
-// (DESIGN.md "Kafka metadata column"). A writer property with one of these
-// names is refused with ErrIncompatible.
-func WithCallerColumns(names ...string) Option {
-	return func(o *options) { o.callerColumns = append(o.callerColumns, names...) }
-}
-
 // NewDecoder prepares decoding of payloads written with s into target.
 //
 // Errors are *codec.FieldError wrapping codec.ErrUnsupported (s cannot be
 // mapped, see [ToIceberg]) or codec.ErrIncompatible (codec.Fits refuses
 // the pair: a writer property the table lacks, a type change Iceberg does
 // not allow, a required column the writer lacks or may leave null).
-func NewDecoder(s *Schema, target *iceberg.Schema, opts ...Option) (*Decoder, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
+func NewDecoder(s *Schema, target *iceberg.Schema, opts ...codec.Option) (*Decoder, error) {
+	o := codec.Apply(opts)
 	writer, jsonText, err := s.toIceberg()
 	if err != nil {
 		return nil, err
 	}
-	if err := codec.Fits(writer, target, o.callerColumns...); err != nil {
+	if err := codec.Fits(writer, target, o.CallerColumns...); err != nil {
 		return nil, err
 	}
-	rows, err := jsonrow.NewDecoder(target, jsonrow.WithCallerColumns(o.callerColumns...), jsonrow.WithJSONText(jsonText...))
+	rows, err := jsonrow.NewDecoder(target, codec.WithCallerColumns(o.CallerColumns...), jsonrow.WithJSONText(jsonText...))
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +62,7 @@ func (d *Decoder) ArrowSchema() *arrow.Schema { return d.rows.ArrowSchema() }
 // Append parses one JSON payload (the record value after the Confluent
 // 5-byte header, which the pipeline strips), validates it against the JSON
 // Schema and appends it as one row to b, whose schema must be
-// [Decoder.ArrowSchema]. Columns named by WithCallerColumns are not
+// [Decoder.ArrowSchema]. Columns named by codec.WithCallerColumns are not
 // touched.
 //
 // On error nothing was appended. Errors are *codec.FieldError wrapping

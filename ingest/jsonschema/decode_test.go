@@ -140,14 +140,14 @@ func TestDecodeEvolution(t *testing.T) {
 			iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 			iceberg.NestedField{ID: 2, Name: "b", Type: iceberg.PrimitiveTypes.String, Required: true},
 			iceberg.NestedField{ID: 3, Name: "_kafka", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-		h := newHarness(t, s, target, jsonschema.WithCallerColumns("_kafka"))
+		h := newHarness(t, s, target, codec.WithCallerColumns("_kafka"))
 		require.NoError(t, h.appendJSON(`{"a":1,"b":"x"}`))
 		assert.Equal(t, []int{1, 1, 0}, arrowtest.Lengths(h.rb))
 		h.rb.Field(2).(*array.Int64Builder).Append(7)
 		assert.Equal(t, []any{int64(7)}, arrowtest.Column(h.record(t), "_kafka"))
 
 		w := compile(t, `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"_kafka":{"type":"integer"}},"required":["a","b"]}`, nil)
-		_, err := jsonschema.NewDecoder(w, target, jsonschema.WithCallerColumns("_kafka"))
+		_, err := jsonschema.NewDecoder(w, target, codec.WithCallerColumns("_kafka"))
 		require.ErrorIs(t, err, codec.ErrIncompatible)
 	})
 }

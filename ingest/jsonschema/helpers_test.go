@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/jsonschema"
 	"github.com/tarnhq/tarn/internal/arrowtest"
 )
@@ -20,7 +21,7 @@ type harness struct {
 	rb  *array.RecordBuilder
 }
 
-func newHarness(t testing.TB, s *jsonschema.Schema, target *iceberg.Schema, opts ...jsonschema.Option) *harness {
+func newHarness(t testing.TB, s *jsonschema.Schema, target *iceberg.Schema, opts ...codec.Option) *harness {
 	t.Helper()
 	dec, err := jsonschema.NewDecoder(s, target, opts...)
 	require.NoError(t, err)

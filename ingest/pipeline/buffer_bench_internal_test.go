@@ -108,7 +108,7 @@ func newWriteEnv(tb testing.TB, n int) *writeEnv {
 	require.NoError(tb, err)
 	asc, err := table.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
 	require.NoError(tb, err)
-	dec, err := avro.NewDecoder(writer, s.Table().Schema(), avro.WithCallerColumns(KafkaColumn))
+	dec, err := avro.NewDecoder(writer, s.Table().Schema(), codec.WithCallerColumns(KafkaColumn))
 	require.NoError(tb, err)
 	buf, err := newBuffer(asc)
 	require.NoError(tb, err)

@@ -39,7 +39,7 @@ func compileProtobuf(sch sr.Schema, refs []reference, indexes []int) (compiled, 
 		return compiled{}, err
 	}
 	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		return protobuf.NewDecoder(md, target, protobuf.WithCallerColumns(KafkaColumn))
+		return protobuf.NewDecoder(md, target, codec.WithCallerColumns(KafkaColumn))
 	}}, nil
 }
 
@@ -59,7 +59,7 @@ func compileJSONSchema(sch sr.Schema, refs []reference, _ []int) (compiled, erro
 		return compiled{}, err
 	}
 	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		return jsonschema.NewDecoder(s, target, jsonschema.WithCallerColumns(KafkaColumn))
+		return jsonschema.NewDecoder(s, target, codec.WithCallerColumns(KafkaColumn))
 	}}, nil
 }
 
@@ -68,7 +68,7 @@ func compileJSONSchema(sch sr.Schema, refs []reference, _ []int) (compiled, erro
 // declared schema is the writer, so it never needs evolving: writer is nil.
 func jsonWriter(*iceberg.Schema) compiled {
 	return compiled{decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		d, err := jsonrow.NewDecoder(target, jsonrow.WithCallerColumns(KafkaColumn))
+		d, err := jsonrow.NewDecoder(target, codec.WithCallerColumns(KafkaColumn))
 		if err != nil {
 			return nil, fmt.Errorf("the table cannot be filled from JSON: %w", err)
 		}

@@ -299,7 +299,7 @@ func compileAvro(sch sr.Schema, refs []reference, _ []int) (compiled, error) {
 		return compiled{}, err
 	}
 	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		return avro.NewDecoder(w, target, avro.WithCallerColumns(KafkaColumn))
+		return avro.NewDecoder(w, target, codec.WithCallerColumns(KafkaColumn))
 	}}, nil
 }
 

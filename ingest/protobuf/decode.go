@@ -67,38 +67,19 @@ type Decoder struct {
 	check  codec.BuilderCheck
 }
 
-// Option configures a Decoder.
-type Option func(*options)
-
-type options struct {
-	callerColumns []string
-}
-
-// WithCallerColumns names top-level target columns that Append leaves
-// alone: the caller appends exactly one value to each after every Append
-// that returned nil. This is how the pipeline fills the _kafka column
-// (DESIGN.md "Kafka metadata column"). A writer field with one of these
-// names is refused with ErrIncompatible.
-func WithCallerColumns(names ...string) Option {
-	return func(o *options) { o.callerColumns = append(o.callerColumns, names...) }
-}
-
 // NewDecoder compiles a plan from the writer message md (see [Compile] and
 // [MessageByIndexes]) to the target Iceberg schema.
 //
 // Errors are *FieldError wrapping ErrRecursive (md cannot be mapped at
 // all) or ErrIncompatible (codec.Fits refuses the pair: the path names the
 // first offending field and the message the change).
-func NewDecoder(md protoreflect.MessageDescriptor, target *iceberg.Schema, opts ...Option) (*Decoder, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
+func NewDecoder(md protoreflect.MessageDescriptor, target *iceberg.Schema, opts ...codec.Option) (*Decoder, error) {
+	o := codec.Apply(opts)
 	writer, err := ToIceberg(md)
 	if err != nil {
 		return nil, err
 	}
-	if err := codec.Fits(writer, target, o.callerColumns...); err != nil {
+	if err := codec.Fits(writer, target, o.CallerColumns...); err != nil {
 		return nil, err
 	}
 
@@ -107,7 +88,7 @@ func NewDecoder(md protoreflect.MessageDescriptor, target *iceberg.Schema, opts 
 		return nil, fmt.Errorf("protobuf: arrow schema of the target: %w", err)
 	}
 	st := target.AsStruct()
-	root, err := compileMessage(md, &st, "", o.callerColumns)
+	root, err := compileMessage(md, &st, "", o.CallerColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +114,7 @@ var unmarshal = proto.UnmarshalOptions{DiscardUnknown: true}
 // Append decodes one serialized message (a Kafka record value after the
 // Confluent header and message indexes, which the pipeline strips) and
 // appends it as one row to b, whose schema must be [Decoder.ArrowSchema]
-// (or have the same names and types). Columns named by WithCallerColumns
+// (or have the same names and types). Columns named by codec.WithCallerColumns
 // are not touched.
 //
 // Protobuf has no end marker: a payload cut at a field boundary is a valid,

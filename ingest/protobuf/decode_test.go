@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/tarnhq/tarn/ingest/codec"
 	tarnpb "github.com/tarnhq/tarn/ingest/protobuf"
 	"github.com/tarnhq/tarn/internal/arrowtest"
 )
@@ -344,7 +345,7 @@ func TestDecodeCallerColumns(t *testing.T) {
 			{ID: 3, Name: "offset", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		}}, Required: true},
 	)
-	h := newHarness(t, md, target, tarnpb.WithCallerColumns("_kafka"))
+	h := newHarness(t, md, target, codec.WithCallerColumns("_kafka"))
 	require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{"s": "a"}`)))
 	assert.Equal(t, []int{1, 0}, arrowtest.Lengths(h.rb))
 	kb := h.rb.Field(1).(*array.StructBuilder)
@@ -355,7 +356,7 @@ func TestDecodeCallerColumns(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"offset": int64(42)}}, arrowtest.Column(rec, "_kafka"))
 
 	clash := message(t, proto3(`string _kafka = 1;`))
-	_, err := tarnpb.NewDecoder(clash, target, tarnpb.WithCallerColumns("_kafka"))
+	_, err := tarnpb.NewDecoder(clash, target, codec.WithCallerColumns("_kafka"))
 	assert.ErrorIs(t, err, tarnpb.ErrIncompatible)
 }
 

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/tarnhq/tarn/ingest/codec"
 	tarnpb "github.com/tarnhq/tarn/ingest/protobuf"
 	"github.com/tarnhq/tarn/internal/arrowtest"
 )
@@ -84,7 +85,7 @@ type harness struct {
 	rb  *array.RecordBuilder
 }
 
-func newHarness(t testing.TB, md protoreflect.MessageDescriptor, target *iceberg.Schema, opts ...tarnpb.Option) *harness {
+func newHarness(t testing.TB, md protoreflect.MessageDescriptor, target *iceberg.Schema, opts ...codec.Option) *harness {
 	t.Helper()
 	dec, err := tarnpb.NewDecoder(md, target, opts...)
 	require.NoError(t, err)
