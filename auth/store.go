@@ -104,6 +104,24 @@ func NewStore(rs RecordStore, bcryptCost int) *Store {
 	return &Store{rs: rs, bcryptCost: bcryptCost}
 }
 
+// loadRecords decodes every record of collection as a T (JSON) and hands
+// it to each with its key. Errors: the store's, or a record that does not
+// decode (named by what and key).
+func loadRecords[T any](ctx context.Context, rs RecordStore, collection, what string, each func(key string, v T)) error {
+	recs, err := rs.ListRecords(ctx, collection)
+	if err != nil {
+		return err
+	}
+	for k, raw := range recs {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("auth: %s %q: %w", what, k, err)
+		}
+		each(k, v)
+	}
+	return nil
+}
+
 // load returns the current snapshot, reading the records if needed.
 func (s *Store) load(ctx context.Context) (*snapshot, error) {
 	s.mu.Lock()
@@ -113,36 +131,14 @@ func (s *Store) load(ctx context.Context) (*snapshot, error) {
 		return snap, nil
 	}
 	snap = &snapshot{principals: map[string]principalRecord{}, roles: map[string]Role{}, grants: map[string][]Grant{}}
-	recs, err := s.rs.ListRecords(ctx, collPrincipals)
-	if err != nil {
+	if err := loadRecords(ctx, s.rs, collPrincipals, "principal", func(k string, p principalRecord) { snap.principals[k] = p }); err != nil {
 		return nil, err
 	}
-	for k, v := range recs {
-		var p principalRecord
-		if err := json.Unmarshal(v, &p); err != nil {
-			return nil, fmt.Errorf("auth: principal %q: %w", k, err)
-		}
-		snap.principals[k] = p
-	}
-	if recs, err = s.rs.ListRecords(ctx, collRoles); err != nil {
+	if err := loadRecords(ctx, s.rs, collRoles, "role", func(k string, r Role) { snap.roles[k] = r }); err != nil {
 		return nil, err
 	}
-	for k, v := range recs {
-		var r Role
-		if err := json.Unmarshal(v, &r); err != nil {
-			return nil, fmt.Errorf("auth: role %q: %w", k, err)
-		}
-		snap.roles[k] = r
-	}
-	if recs, err = s.rs.ListRecords(ctx, collGrants); err != nil {
+	if err := loadRecords(ctx, s.rs, collGrants, "grant", func(_ string, g Grant) { snap.grants[g.Role] = append(snap.grants[g.Role], g) }); err != nil {
 		return nil, err
-	}
-	for k, v := range recs {
-		var g Grant
-		if err := json.Unmarshal(v, &g); err != nil {
-			return nil, fmt.Errorf("auth: grant %q: %w", k, err)
-		}
-		snap.grants[g.Role] = append(snap.grants[g.Role], g)
 	}
 	s.mu.Lock()
 	if s.snap == nil {
