@@ -84,20 +84,7 @@ func TestE2EIngestCrash(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	b := testkafka.StartBroker(t)
-	reg := testkafka.StartRegistry(t)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	created, err := kadm.NewClient(cl).CreateTopic(ctx, demo.Partitions, 1, nil, demo.Topic)
-	require.NoError(t, err)
-	require.NoError(t, created.Err)
-	rc, err := sr.NewClient(sr.URLs(reg.URL))
-	require.NoError(t, err)
-	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
-	require.NoError(t, err)
-	values, err := demo.Encode(rows, ss.ID)
-	require.NoError(t, err)
+	b, reg, cl, values := flightsTopic(ctx, t, rows)
 
 	data := t.TempDir()
 	env := cleanEnv()
@@ -421,4 +408,27 @@ func loadAnswers(t *testing.T, path string) demo.Totals {
 	require.NoError(t, json.Unmarshal(all["flights-3m.parquet"]["first_200000"], &a))
 	require.Equal(t, int64(ingestRows), a.Rows)
 	return a
+}
+
+// flightsTopic starts a real broker and registry (testkafka), creates the
+// demo's topic (demo.Partitions partitions) and registers its Avro schema,
+// and returns them with a producing client (manual partitioner) and rows
+// encoded in the registry's wire format.
+func flightsTopic(ctx context.Context, t *testing.T, rows []demo.Flight) (*testkafka.Broker, *testkafka.Registry, *kgo.Client, [][]byte) {
+	t.Helper()
+	b := testkafka.StartBroker(t)
+	reg := testkafka.StartRegistry(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	created, err := kadm.NewClient(cl).CreateTopic(ctx, demo.Partitions, 1, nil, demo.Topic)
+	require.NoError(t, err)
+	require.NoError(t, created.Err)
+	rc, err := sr.NewClient(sr.URLs(reg.URL))
+	require.NoError(t, err)
+	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
+	require.NoError(t, err)
+	values, err := demo.Encode(rows, ss.ID)
+	require.NoError(t, err)
+	return b, reg, cl, values
 }

@@ -14,12 +14,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/tarnhq/tarn/internal/demo"
-	"github.com/tarnhq/tarn/internal/testkafka"
 	"github.com/tarnhq/tarn/maintenance"
 )
 
@@ -68,20 +64,7 @@ func TestE2EMaintenanceSoak(t *testing.T) {
 
 	rows, err := demo.Flights()
 	require.NoError(t, err)
-	b := testkafka.StartBroker(t)
-	reg := testkafka.StartRegistry(t)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	created, err := kadm.NewClient(cl).CreateTopic(ctx, demo.Partitions, 1, nil, demo.Topic)
-	require.NoError(t, err)
-	require.NoError(t, created.Err)
-	rc, err := sr.NewClient(sr.URLs(reg.URL))
-	require.NoError(t, err)
-	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
-	require.NoError(t, err)
-	values, err := demo.Encode(rows, ss.ID)
-	require.NoError(t, err)
+	b, reg, cl, values := flightsTopic(ctx, t, rows)
 
 	data := t.TempDir()
 	tarn := startTarn(t, cleanEnv(), "--listen", "127.0.0.1:0", "--data-dir", data,
