@@ -6,8 +6,9 @@
 //
 //	meta        "layout-version" -> "1"
 //	namespaces  ns                 -> JSON properties
-//	pointers    ns 0x00 name       -> JSON {kind, metadata-location, version}
+//	pointers    ns 0x00 name       -> JSON {kind, metadata-location, version, locations}
 //	idempotency key                -> JSON stored response (see idempotency.go)
+//	locations   dir "/" 0x00 ns 0x00 name -> empty (locations.go)
 //	records     collection (nested bucket) / key -> opaque value (records.go)
 //
 // where ns is the namespace levels joined by 0x1F (levels never hold
@@ -82,6 +83,14 @@ func Open(dir string) (*Store, error) {
 				return err
 			}
 		}
+		if tx.Bucket(bucketLocations) == nil {
+			if _, err := tx.CreateBucket(bucketLocations); err != nil {
+				return err
+			}
+			if err := buildLocationIndex(tx); err != nil {
+				return err
+			}
+		}
 		meta := tx.Bucket(bucketMeta)
 		switch v := meta.Get(keyLayoutVersion); {
 		case v == nil:
@@ -134,12 +143,33 @@ func getPointer(tx *bbolt.Tx, id catalog.Ident) (pointerRecord, bool, error) {
 	return r, true, nil
 }
 
+// putPointer writes id's pointer r and re-indexes its directories.
 func putPointer(tx *bbolt.Tx, id catalog.Ident, r pointerRecord) error {
 	v, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bucketPointers).Put(pointerKey(id), v)
+	pk := pointerKey(id)
+	old, ok, err := getPointer(tx, id)
+	if err != nil {
+		return err
+	}
+	var prev *pointerRecord
+	if ok {
+		prev = &old
+	}
+	if err := indexPointer(tx, pk, prev, &r); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketPointers).Put(pk, v)
+}
+
+// deletePointer removes id's pointer r and its index entries.
+func deletePointer(tx *bbolt.Tx, id catalog.Ident, r pointerRecord) error {
+	if err := indexPointer(tx, pointerKey(id), &r, nil); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketPointers).Delete(pointerKey(id))
 }
 
 func namespaceExists(tx *bbolt.Tx, ns catalog.Namespace) bool {

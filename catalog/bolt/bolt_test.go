@@ -162,3 +162,25 @@ func TestOpenRefusesCorruptFile(t *testing.T) {
 	_, err := bolt.Open(dir)
 	require.Error(t, err)
 }
+
+// A file written before the location index existed gets it built on
+// Open: the overlap check then sees the pointers already stored.
+func TestOpenBuildsLocationIndex(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	ctx := t.Context()
+	require.NoError(t, s.CreateNamespace(ctx, catalog.Namespace{"a"}, nil))
+	require.NoError(t, s.CommitPointers(ctx, []catalog.PointerChange{{Ident: catalog.Ident{Namespace: catalog.Namespace{"a"}, Name: "t"},
+		Kind: catalog.KindTable, MetadataLocation: "s3://b/wh/a/t/metadata/0.json", Locations: []string{"s3://b/wh/a/t"}}}))
+	require.NoError(t, s.Close())
+	db, err := bbolt.Open(filepath.Join(dir, bolt.FileName), 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bbolt.Tx) error { return tx.DeleteBucket([]byte("locations")) }))
+	require.NoError(t, db.Close())
+
+	s = openStore(t, dir)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	err = s.CommitPointers(ctx, []catalog.PointerChange{{Ident: catalog.Ident{Namespace: catalog.Namespace{"a"}, Name: "u"},
+		Kind: catalog.KindTable, MetadataLocation: "s3://b/wh/a/t/x/metadata/0.json", Locations: []string{"s3://b/wh/a/t/x"}}})
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -107,31 +106,15 @@ func (s *Store) CommitPointers(ctx context.Context, changes []catalog.PointerCha
 
 // checkLocationsFree returns catalog.LocationInUseError when a change
 // that sets Locations overlaps any other pointer as it stands after the
-// changes (written in tx already, so two changes of one batch are
-// checked against each other too). It reads every pointer: creating a
-// table or moving one is rare next to commits, which set no Locations.
+// changes (written and indexed in tx already, so two changes of one batch
+// are checked against each other too), through the location index.
 func checkLocationsFree(tx *bbolt.Tx, changes []catalog.PointerChange) error {
-	var moved []catalog.PointerChange
 	for _, c := range changes {
-		if c.Locations != nil && c.MetadataLocation != "" {
-			moved = append(moved, c)
+		if c.Locations != nil && c.MetadataLocation != "" && overlapping(tx, pointerKey(c.Ident), c.Locations) {
+			return catalog.LocationInUseError(c.Kind, c.Ident, c.Locations)
 		}
 	}
-	if len(moved) == 0 {
-		return nil
-	}
-	return tx.Bucket(bucketPointers).ForEach(func(k, v []byte) error {
-		var r pointerRecord
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("bolt: corrupt pointer %q: %w", k, err)
-		}
-		for _, c := range moved {
-			if !bytes.Equal(k, pointerKey(c.Ident)) && catalog.LocationsOverlap(c.Locations, catalog.PointerLocations(catalog.Pointer(r))) {
-				return catalog.LocationInUseError(c.Kind, c.Ident, c.Locations)
-			}
-		}
-		return nil
-	})
+	return nil
 }
 
 // DropPointer implements catalog.Store.
@@ -148,7 +131,7 @@ func (s *Store) DropPointer(ctx context.Context, id catalog.Ident, kind catalog.
 			return catalog.NotFoundError(kind, id)
 		}
 		p = catalog.Pointer(r)
-		return tx.Bucket(bucketPointers).Delete(pointerKey(id))
+		return deletePointer(tx, id, r)
 	})
 	return p, err
 }
@@ -174,7 +157,7 @@ func (s *Store) RenamePointer(ctx context.Context, from, to catalog.Ident, kind 
 		} else if ok {
 			return catalog.RenameTargetExistsError(from, to, cur.Kind)
 		}
-		if err := tx.Bucket(bucketPointers).Delete(pointerKey(from)); err != nil {
+		if err := deletePointer(tx, from, r); err != nil {
 			return err
 		}
 		return putPointer(tx, to, r)
