@@ -99,10 +99,6 @@ const DefaultCredentialsDuration = time.Hour
 // minCredentialsDuration is STS's lower bound for DurationSeconds.
 const minCredentialsDuration = 15 * time.Minute
 
-// secretProps are warehouse properties whose values are credentials: they
-// never appear in logs, errors or client config (except as vended).
-var secretProps = []string{PropS3SecretAccessKey, PropS3SessionToken, PropS3AccessKeyID}
-
 // s3Store is an S3 warehouse's connection: its settings and the lazily
 // built AWS config shared by STS and signing.
 type s3Store struct {
@@ -384,13 +380,3 @@ func (s *s3Store) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("bucket", s.bucket), slog.String("endpoint", s.props[PropS3Endpoint]), slog.String("region", s.props[PropS3Region]))
 }
 
-// redactProps returns props with every credential replaced by "***".
-func redactProps(props map[string]string) map[string]string {
-	out := maps.Clone(props)
-	for _, k := range secretProps {
-		if _, ok := out[k]; ok {
-			out[k] = "***"
-		}
-	}
-	return out
-}

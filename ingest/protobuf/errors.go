@@ -63,10 +63,6 @@ func incompatible(path string, format string, args ...any) error {
 	return codec.FieldErrorf(path, ErrIncompatible, format, args...)
 }
 
-func unsupported(path string, format string, args ...any) error {
-	return codec.FieldErrorf(path, ErrUnsupported, format, args...)
-}
-
 // errorf wraps sentinel with a message.
 func errorf(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)
