@@ -379,4 +379,3 @@ func ClassifyStorageError(err error) (*StorageFailure, bool) {
 func (s *s3Store) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("bucket", s.bucket), slog.String("endpoint", s.props[PropS3Endpoint]), slog.String("region", s.props[PropS3Region]))
 }
-
