@@ -131,6 +131,13 @@ func Open(ctx context.Context, cfg Config, start map[int32]int64) (*Source, erro
 		// Fetched records live in pooled slices that Record.Recycle
 		// gives back (see recordPool and Poll).
 		kgo.WithPools(records),
+		// No KIP-227 fetch sessions: in franz-go v1.22.3 Client.Close
+		// reads a source's fetch session while a fetch still in flight
+		// writes it (fetchSession.bumpEpoch), a data race the race
+		// detector caught closing a pipeline (TestRecreatedTopic). A
+		// source reads one topic's few partitions, where sessions save
+		// little.
+		kgo.DisableFetchSessions(),
 	}, cfg.Opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
