@@ -320,7 +320,7 @@ func newGrantsCmd() *cobra.Command {
 }
 
 // registerFlags registers --server, --output and the auth flags of a
-// management client other than tarn topics (which registers its own).
+// management client (tarn topics, maintenance, principals, roles, grants).
 func (c *topicsClient) registerFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&c.server, "server", defaultServer, "Tarn server URL (env TARN_SERVER)")
 	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")

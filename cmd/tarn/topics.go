@@ -48,28 +48,10 @@ func newTopicsCmd() *cobra.Command {
 tables, through its management API (/management/v1/topics) at --server
 (default ` + defaultServer + `, or TARN_SERVER).`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("server") {
-				if v, ok := os.LookupEnv(envName("server")); ok && v != "" {
-					c.server = v
-				}
-			}
-			c.server = strings.TrimSuffix(c.server, "/")
-			hc, err := c.auth.resolve(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			c.hc = hc
-			switch c.output {
-			case "table", "json":
-				return nil
-			}
-			return fmt.Errorf("--output must be table or json, got %q", c.output)
+			return c.setup(cmd)
 		},
 	}
-	pf := cmd.PersistentFlags()
-	pf.StringVar(&c.server, "server", defaultServer, "Tarn server URL (env TARN_SERVER)")
-	pf.StringVarP(&c.output, "output", "o", "table", "output format: table or json")
-	c.auth.register(pf)
+	c.registerFlags(cmd.PersistentFlags())
 	cmd.AddCommand(c.enableCmd(), c.listCmd(), c.statusCmd(), c.updateCmd(), c.resumeCmd(), c.disableCmd())
 	return cmd
 }
