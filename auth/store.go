@@ -293,13 +293,9 @@ func (s *Store) EnsureRoot(ctx context.Context, id, secret string) (out string, 
 func (s *Store) RotateSecret(ctx context.Context, id string) (string, error) {
 	s.op.Lock()
 	defer s.op.Unlock()
-	snap, err := s.load(ctx)
+	_, p, err := s.lookupPrincipal(ctx, id)
 	if err != nil {
 		return "", err
-	}
-	p, ok := snap.principals[id]
-	if !ok {
-		return "", fmt.Errorf("%w: principal %q", ErrNotFound, id)
 	}
 	if p.External {
 		return "", fmt.Errorf("%w: principal %q is external and has no secret", ErrInvalidArgument, id)
@@ -312,19 +308,29 @@ func (s *Store) RotateSecret(ctx context.Context, id string) (string, error) {
 	return secret, s.putPrincipal(ctx, p)
 }
 
+// lookupPrincipal returns the current snapshot and principal id in it.
+// Errors: the store's; ErrNotFound.
+func (s *Store) lookupPrincipal(ctx context.Context, id string) (*snapshot, principalRecord, error) {
+	snap, err := s.load(ctx)
+	if err != nil {
+		return nil, principalRecord{}, err
+	}
+	p, ok := snap.principals[id]
+	if !ok {
+		return nil, principalRecord{}, fmt.Errorf("%w: principal %q", ErrNotFound, id)
+	}
+	return snap, p, nil
+}
+
 // DeletePrincipal removes a principal; its tokens stop working at once
 // (Authenticate looks local principals up). The root cannot be deleted.
 // Errors: ErrNotFound, ErrInvalidArgument.
 func (s *Store) DeletePrincipal(ctx context.Context, id string) error {
 	s.op.Lock()
 	defer s.op.Unlock()
-	snap, err := s.load(ctx)
+	_, p, err := s.lookupPrincipal(ctx, id)
 	if err != nil {
 		return err
-	}
-	p, ok := snap.principals[id]
-	if !ok {
-		return fmt.Errorf("%w: principal %q", ErrNotFound, id)
 	}
 	if p.Root {
 		return fmt.Errorf("%w: the root principal cannot be deleted", ErrInvalidArgument)
@@ -335,13 +341,9 @@ func (s *Store) DeletePrincipal(ctx context.Context, id string) error {
 
 // GetPrincipal returns one principal. Errors: ErrNotFound.
 func (s *Store) GetPrincipal(ctx context.Context, id string) (Principal, error) {
-	snap, err := s.load(ctx)
+	_, p, err := s.lookupPrincipal(ctx, id)
 	if err != nil {
 		return Principal{}, err
-	}
-	p, ok := snap.principals[id]
-	if !ok {
-		return Principal{}, fmt.Errorf("%w: principal %q", ErrNotFound, id)
 	}
 	return p.Principal, nil
 }
@@ -365,13 +367,9 @@ func (s *Store) ListPrincipals(ctx context.Context) ([]Principal, error) {
 func (s *Store) SetRole(ctx context.Context, id, role string, assign bool) error {
 	s.op.Lock()
 	defer s.op.Unlock()
-	snap, err := s.load(ctx)
+	snap, p, err := s.lookupPrincipal(ctx, id)
 	if err != nil {
 		return err
-	}
-	p, ok := snap.principals[id]
-	if !ok {
-		return fmt.Errorf("%w: principal %q", ErrNotFound, id)
 	}
 	if _, ok := snap.roles[role]; !ok && assign {
 		return fmt.Errorf("%w: role %q", ErrNotFound, role)
