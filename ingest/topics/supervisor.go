@@ -112,14 +112,21 @@ func (m *Manager) supervise(ctx context.Context, t *topic) {
 		if err == nil {
 			started := time.Now()
 			err = pl.Run(ctx)
-			if ctx.Err() != nil {
-				return
-			}
+			// A suspension is recorded even when ctx ended meanwhile: the
+			// pipeline shows StateSuspended before Run returns, so Resume
+			// can see it, cancel ctx and wait for us; if we returned on
+			// ctx.Err() first, t.suspended stayed nil, passSchema did not
+			// move past the schema, and the resumed topic suspended again
+			// on the same record (TestResumePastIncompatibleSchema, seen
+			// under load in CI).
 			var se *pipeline.SuspendedError
 			if errors.As(err, &se) {
 				m.mu.Lock()
 				t.suspended = se
 				m.mu.Unlock()
+				return
+			}
+			if ctx.Err() != nil {
 				return
 			}
 			if err == nil {
