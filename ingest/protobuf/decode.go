@@ -79,6 +79,9 @@ func NewDecoder(md protoreflect.MessageDescriptor, target *iceberg.Schema, opts 
 	if err != nil {
 		return nil, err
 	}
+	wst, tst := writer.AsStruct(), target.AsStruct()
+	ws := withLegacyEmpty(&wst, &tst).(*iceberg.StructType)
+	writer = iceberg.NewSchema(writer.ID, ws.FieldList...)
 	if err := codec.Fits(writer, target, o.CallerColumns...); err != nil {
 		return nil, err
 	}
@@ -331,6 +334,10 @@ func compileSingle(fd protoreflect.FieldDescriptor, tt iceberg.Type, path string
 		}
 
 		return &jsonNode{path: path, any: md.FullName() == "google.protobuf.Any"}, nil
+	case wktEmpty:
+		if tt.Equals(iceberg.PrimitiveTypes.Bool) {
+			return emptyNode{}, nil // a table of an earlier build: withLegacyEmpty
+		}
 	}
 	// Messages without fields too: their target is a struct holding
 	// MarkerField (and whatever fields the message had or gained).

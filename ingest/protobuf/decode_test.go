@@ -541,3 +541,23 @@ func TestDecodeMarkerMessageGainsFields(t *testing.T) {
 		nil,
 	}, arrowtest.Column(h2.record(t), "cancelled"))
 }
+
+// TestDecodeEmptyMessageIntoLegacyBoolean: tables of builds that mapped
+// a message without fields to boolean keep decoding it (true when
+// present) instead of suspending on a boolean-to-struct change Iceberg
+// does not allow.
+func TestDecodeEmptyMessageIntoLegacyBoolean(t *testing.T) {
+	md := message(t, proto3(`int64 id = 1; oneof payment { string card = 2; google.protobuf.Empty cash = 3; }
+		repeated google.protobuf.Empty pings = 4;`))
+	legacy := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "card", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "cash", Type: iceberg.PrimitiveTypes.Bool},
+		iceberg.NestedField{ID: 4, Name: "pings", Required: true, Type: &iceberg.ListType{ElementID: 5, Element: iceberg.PrimitiveTypes.Bool, ElementRequired: true}})
+	h := newHarness(t, md, legacy)
+	require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{"id": "1", "cash": {}, "pings": [{}, {}]}`)))
+	require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{"id": "2", "card": "4111"}`)))
+	rec := h.record(t)
+	assert.Equal(t, []any{true, nil}, arrowtest.Column(rec, "cash"))
+	assert.Equal(t, []any{[]any{true, true}, []any{}}, arrowtest.Column(rec, "pings"))
+}

@@ -85,6 +85,46 @@ func isMarker(f iceberg.NestedField) bool {
 	return f.Name == MarkerField && f.Type.Equals(iceberg.PrimitiveTypes.Bool)
 }
 
+// withLegacyEmpty returns writer type w with every marker struct (a
+// message without fields, markerStruct) whose column in target type t is
+// a boolean replaced by boolean: builds before MarkerField mapped such
+// messages to boolean, and their tables keep decoding instead of
+// suspending on an evolution Iceberg does not allow (boolean to struct).
+// Such a message that gains fields still cannot be stored there.
+func withLegacyEmpty(w, t iceberg.Type) iceberg.Type {
+	switch wt := w.(type) {
+	case *iceberg.StructType:
+		switch tt := t.(type) {
+		case iceberg.BooleanType:
+			if len(wt.FieldList) == 1 && isMarker(wt.FieldList[0]) {
+				return iceberg.PrimitiveTypes.Bool
+			}
+		case *iceberg.StructType:
+			fields := slices.Clone(wt.FieldList)
+			for i, f := range fields {
+				if j := slices.IndexFunc(tt.FieldList, func(g iceberg.NestedField) bool { return g.Name == f.Name }); j >= 0 {
+					fields[i].Type = withLegacyEmpty(f.Type, tt.FieldList[j].Type)
+				}
+			}
+			return &iceberg.StructType{FieldList: fields}
+		}
+	case *iceberg.ListType:
+		if tt, ok := t.(*iceberg.ListType); ok {
+			l := *wt
+			l.Element = withLegacyEmpty(wt.Element, tt.Element)
+			return &l
+		}
+	case *iceberg.MapType:
+		if tt, ok := t.(*iceberg.MapType); ok {
+			m := *wt
+			m.ValueType = withLegacyEmpty(wt.ValueType, tt.ValueType)
+			return &m
+		}
+	}
+
+	return w
+}
+
 // wkt classifies the well-known message types that do not map to a struct.
 type wkt uint8
 

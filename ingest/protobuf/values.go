@@ -261,6 +261,15 @@ func (n *jsonNode) read(s *state, v protoreflect.Value) error {
 
 func (n *jsonNode) write(t *tape.Tape, b array.Builder) { t.Write(tape.StringBytes, b) }
 
+// emptyNode is a message without fields into a boolean column, as builds
+// before MarkerField mapped it: true when present (its absence is the
+// enclosing field's null).
+type emptyNode struct{}
+
+func (emptyNode) read(*state, protoreflect.Value) error { return nil }
+
+func (emptyNode) write(_ *tape.Tape, b array.Builder) { b.(*array.BooleanBuilder).Append(true) }
+
 // resolver finds the message types an Any names: first among the writer
 // schema's files (and their imports), then among the program's generated
 // types (the well-known types).
