@@ -31,9 +31,10 @@ func ParseUUID(s []byte) (u uuid.UUID, ok bool) {
 // the range of Java's and Python's date-time types, of SQL's TIMESTAMP
 // (ISO 9075) and of google.protobuf.Timestamp. A value outside it is
 // nearly always a wrong unit (microseconds read as milliseconds land in
-// year 56132) and would make engines fail on the whole table (pyarrow
-// cannot convert the file's column statistics), so it is a bad record
-// (ErrOutOfRange), not a row.
+// year 56132), and readers choke on it: pyiceberg reads such a column
+// into Arrow, but turning it into Python values (to_pylist, pandas) fails
+// with "OverflowError: date value out of range", for the whole table. So
+// it is a bad record (ErrOutOfRange), not a row.
 const (
 	// MinTimestampMicros is 0001-01-01T00:00:00Z in microseconds since
 	// the epoch.
