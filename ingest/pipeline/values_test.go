@@ -3,6 +3,8 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -302,33 +304,6 @@ func TestAvroUUIDOnFixed(t *testing.T) {
 	}
 }
 
-// Orders whose oneof arm Cancelled is a marker message; v2 gives it a
-// field.
-const (
-	ordersProtoV1 = `syntax = "proto3";
-message Order {
-  int64 id = 1;
-  oneof status {
-    Shipped shipped = 2;
-    Cancelled cancelled = 3;
-  }
-}
-message Shipped { string carrier = 1; }
-message Cancelled {}
-`
-	ordersProtoV2 = `syntax = "proto3";
-message Order {
-  int64 id = 1;
-  oneof status {
-    Shipped shipped = 2;
-    Cancelled cancelled = 3;
-  }
-}
-message Shipped { string carrier = 1; }
-message Cancelled { string reason = 1; }
-`
-)
-
 // TestProtobufMarkerArmGainsFields pins issue 14 item 10 through a
 // pipeline: an empty message used as a oneof arm was a boolean column,
 // so when a later schema gave the message a field the table could not
@@ -337,6 +312,12 @@ message Cancelled { string reason = 1; }
 // new field is added to it: the topic keeps syncing.
 func TestProtobufMarkerArmGainsFields(t *testing.T) {
 	w := newWorld(t, "orders")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "protobuf", "testdata", name))
+		require.NoError(t, err)
+		return string(b)
+	}
+	ordersProtoV1, ordersProtoV2 := read("orders-v1.proto"), read("orders-v2.proto")
 	encode := func(schema string, id int, jsonText string) []byte {
 		fd, err := protobuf.Compile(w.ctx, schema, nil)
 		require.NoError(t, err)

@@ -2,6 +2,7 @@ package protobuf_test
 
 import (
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -473,35 +474,6 @@ func TestDecodeBuilderSchemaMismatch(t *testing.T) {
 	assert.Equal(t, 0, rb.Field(0).Len())
 }
 
-// ordersV1 has a oneof whose arm Cancelled is a marker message without
-// fields; ordersV2 gives Cancelled a field.
-const (
-	ordersV1 = `syntax = "proto3";
-package shop;
-message Order {
-  int64 id = 1;
-  oneof status {
-    Shipped shipped = 2;
-    Cancelled cancelled = 3;
-  }
-}
-message Shipped { string carrier = 1; }
-message Cancelled {}
-`
-	ordersV2 = `syntax = "proto3";
-package shop;
-message Order {
-  int64 id = 1;
-  oneof status {
-    Shipped shipped = 2;
-    Cancelled cancelled = 3;
-  }
-}
-message Shipped { string carrier = 1; }
-message Cancelled { string reason = 1; }
-`
-)
-
 // TestDecodeMarkerMessageGainsFields pins issue 14 item 10: an empty
 // message used as a oneof arm was mapped to boolean, so when the message
 // later gained a field the table's boolean could not become a struct and
@@ -510,7 +482,7 @@ message Cancelled { string reason = 1; }
 // added to it (codec.Fits asks for exactly that), and rows of both
 // schemas decode into the evolved table with _present true.
 func TestDecodeMarkerMessageGainsFields(t *testing.T) {
-	v1, v2 := message(t, ordersV1), message(t, ordersV2)
+	v1, v2 := message(t, readFile(t, "testdata/orders-v1.proto")), message(t, readFile(t, "testdata/orders-v2.proto"))
 	t1 := table(t, v1)
 	cancelled, ok := t1.FindFieldByName("cancelled")
 	require.True(t, ok)
@@ -560,4 +532,12 @@ func TestDecodeEmptyMessageIntoLegacyBoolean(t *testing.T) {
 	rec := h.record(t)
 	assert.Equal(t, []any{true, nil}, arrowtest.Column(rec, "cash"))
 	assert.Equal(t, []any{[]any{true, true}, []any{}}, arrowtest.Column(rec, "pings"))
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	require.NoError(t, err)
+
+	return string(b)
 }
