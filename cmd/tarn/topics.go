@@ -66,7 +66,8 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 		Short: "Materialize a Kafka topic into a new catalog-owned table",
 		Example: `  tarn topics enable orders --table sales.orders
   tarn topics enable orders --table sales.orders --format avro --error-mode skip --target-lag-ms 1000 --start latest
-  tarn topics enable clicks --table web.clicks --format json --schema-file clicks-schema.json`,
+  tarn topics enable clicks --table web.clicks --format json --schema-file clicks-schema.json
+  tarn topics enable films --table media.films --format json --schema-file films.schema.json --field-name-matching case-insensitive --timestamp-unit us`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Topic = args[0]
@@ -101,6 +102,8 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	f.Int64Var(&cfg.TargetFileSizeBytes, "target-file-size-bytes", 0, "flush at this buffered size (default 134217728)")
 	f.StringVar(&cfg.Start, "start", "", "earliest (default) or latest")
 	f.StringVar(&schemaFile, "schema-file", "", "Iceberg schema JSON of the table's columns (format json)")
+	f.StringVar(&cfg.TimestampUnit, "timestamp-unit", "", "format json: unit of integers in timestamp columns, ms (default), us, ns or s")
+	f.StringVar(&cfg.FieldNameMatching, "field-name-matching", "", "format json: exact (default) or case-insensitive")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -160,13 +163,14 @@ func (c *topicsClient) statusCmd() *cobra.Command {
 
 func (c *topicsClient) updateCmd() *cobra.Command {
 	var (
-		lag, size int64
-		mode      string
-		specs     []string
+		lag, size      int64
+		mode           string
+		specs          []string
+		unit, matching string
 	)
 	cmd := &cobra.Command{
 		Use:     "update TOPIC",
-		Short:   "Change a topic's target lag, file size, error mode or partition spec",
+		Short:   "Change a topic's target lag, file size, error mode, partition spec, timestamp unit or field name matching",
 		Example: `  tarn topics update orders --error-mode skip --target-lag-ms 2000 --partition-spec 'day(_kafka.timestamp)' --partition-spec 'bucket(16, id)'`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -185,6 +189,12 @@ func (c *topicsClient) updateCmd() *cobra.Command {
 				ps := partitionSpecFlag(specs)
 				p.PartitionSpec = &ps
 			}
+			if f.Changed("timestamp-unit") {
+				p.TimestampUnit = &unit
+			}
+			if f.Changed("field-name-matching") {
+				p.FieldNameMatching = &matching
+			}
 			var st topics.Status
 			if err := c.call(cmd.Context(), http.MethodPatch, "/management/v1/topics/"+url.PathEscape(args[0]), p, &st); err != nil {
 				return err
@@ -197,6 +207,8 @@ func (c *topicsClient) updateCmd() *cobra.Command {
 	f.Int64Var(&size, "target-file-size-bytes", 0, "flush at this buffered size")
 	f.StringVar(&mode, "error-mode", "", "suspend, skip or dlq")
 	f.StringArrayVar(&specs, "partition-spec", nil, `partition field, repeatable; the new spec of the table ("" or [] alone: unpartitioned)`)
+	f.StringVar(&unit, "timestamp-unit", "", "format json: unit of integers in timestamp columns, ms, us, ns or s")
+	f.StringVar(&matching, "field-name-matching", "", "format json: exact or case-insensitive")
 	return cmd
 }
 
@@ -335,7 +347,25 @@ func (c *topicsClient) printStatus(w io.Writer, st topics.Status) error {
 	line("target lag", fmt.Sprintf("%d ms", st.Config.TargetLagMs))
 	line("target file size", fmt.Sprintf("%d bytes", st.Config.TargetFileSizeBytes))
 	line("start", st.Config.Start)
+	if st.Config.TimestampUnit != "" {
+		line("timestamp unit", st.Config.TimestampUnit)
+	}
+	if st.Config.FieldNameMatching != "" {
+		line("field name matching", st.Config.FieldNameMatching)
+	}
+	if c := st.Coverage; c != nil {
+		line("unfilled columns", fmtList(c.UnfilledColumns))
+		line("unmatched fields", fmtList(c.UnmatchedFields))
+	}
 	return tw.Flush()
+}
+
+// fmtList prints names comma-separated, "none" for none.
+func fmtList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // fmtOffsets prints partition=offset pairs by partition, "-" for none.

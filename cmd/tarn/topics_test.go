@@ -177,6 +177,21 @@ func TestTopicsCLI(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "not enabled")
 
+	// The format json options reach the server and come back in the
+	// status (this topic's Avro values are skipped as malformed JSON).
+	_, errOut, code = runTopics(t, env, "update", "nope", "--timestamp-unit", "us")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "not enabled")
+	out, errOut, code = runTopics(t, env, "enable", demo.Topic, "--table", "air.json", "--format", "json", "--schema-file", schema,
+		"--error-mode", "skip", "--timestamp-unit", "us", "--field-name-matching", "case-insensitive")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `(?m)^timestamp unit:\s+us$`, out)
+	assert.Regexp(t, `(?m)^field name matching:\s+case-insensitive$`, out)
+	out, errOut, code = runTopics(t, env, "update", demo.Topic, "--timestamp-unit", "s", "--field-name-matching", "exact")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `(?m)^timestamp unit:\s+s$`, out)
+	assert.Regexp(t, `(?m)^field name matching:\s+exact$`, out)
+
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	assert.Equal(t, 0, p.wait(t, shutdownDeadline), p.Stderr())
 }

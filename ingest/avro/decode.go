@@ -37,7 +37,8 @@ import (
 // Append works in two passes over a compiled plan. The read pass decodes
 // the whole payload with hamba/avro's Reader, converts every value to its
 // column's Arrow representation and checks that it fits (decimal precision,
-// uuid syntax, UTF-8, time ranges), storing the results on a tape (flat
+// uuid syntax (codec.ParseUUID), UTF-8, times within a day, dates and
+// timestamps within years 1-9999 (codec.TimestampInRange)), storing the results on a tape (flat
 // typed slices reused across rows). Only when the payload was read to its
 // last byte without error does the write pass replay the tape into the
 // builders; the write pass cannot fail. So an error never leaves a partial
@@ -46,7 +47,8 @@ import (
 // Values: timestamps and times in microseconds (millis are scaled), dates
 // in days since the epoch, decimals as decimal128 at the column's scale,
 // uuids as arrow-go's uuid extension type (16 bytes, as iceberg-go maps
-// uuid), maps as Arrow map<string, V>.
+// uuid; a uuid on fixed(16) is its bytes as written), maps as Arrow
+// map<string, V>.
 //
 // A Decoder is not safe for concurrent use; use one per goroutine. In steady
 // state Append allocates nothing.

@@ -2,6 +2,8 @@ package avro_test
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"math/big"
 	"strings"
 	"testing"
@@ -66,6 +68,8 @@ func TestDecodeTypeMapping(t *testing.T) {
 		{"local-timestamp-micros", `{"type":"long","logicalType":"local-timestamp-micros"}`, ts,
 			"timestamp[us]", arrow.Timestamp(ts.UnixMicro())},
 		{"uuid", `{"type":"string","logicalType":"uuid"}`, id.String(), "extension<arrow.uuid>", id},
+		{"uuid upper case", `{"type":"string","logicalType":"uuid"}`, strings.ToUpper(id.String()), "extension<arrow.uuid>", id},
+		{"uuid on fixed(16)", `{"type":"fixed","name":"Id","size":16,"logicalType":"uuid"}`, [16]byte(id), "extension<arrow.uuid>", id},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,6 +206,46 @@ func TestDecodeLogicalTypeEdges(t *testing.T) {
 			w := parse(t, record(tt.avro))
 			h := newHarness(t, w, table(t, record(tt.avro)))
 			require.NoError(t, h.dec.Append(h.rb, encode(t, w, map[string]any{"f": tt.in})))
+			assert.Equal(t, []any{tt.want}, arrowtest.Column(h.record(t), "f"))
+		})
+	}
+}
+
+// TestDecodeDateTimeRange: dates and timestamps outside years 1-9999 are
+// bad records in every format (codec.TimestampInRange), not rows that
+// engines cannot read. A producer's raw long stands for each value: a
+// twin schema without the logical type writes the same bytes.
+func TestDecodeDateTimeRange(t *testing.T) {
+	tests := []struct {
+		avro, raw string
+		in        any
+		want      any // nil: refused
+	}{
+		{`{"type":"long","logicalType":"timestamp-micros"}`, `"long"`, codec.MaxTimestampMicros, arrow.Timestamp(codec.MaxTimestampMicros)},
+		{`{"type":"long","logicalType":"timestamp-micros"}`, `"long"`, codec.MaxTimestampMicros + 1, nil},
+		{`{"type":"long","logicalType":"local-timestamp-micros"}`, `"long"`, codec.MinTimestampMicros - 1, nil},
+		{`{"type":"long","logicalType":"timestamp-millis"}`, `"long"`, codec.MinTimestampMicros / 1000, arrow.Timestamp(codec.MinTimestampMicros)},
+		// A microsecond epoch (2024-02-29T07:00:00Z) written as millis.
+		{`{"type":"long","logicalType":"timestamp-millis"}`, `"long"`, int64(1709190000000000), nil},
+		{`{"type":"long","logicalType":"local-timestamp-millis"}`, `"long"`, int64(math.MaxInt64), nil},
+		{`{"type":"int","logicalType":"date"}`, `"int"`, int(codec.MaxDateDays), arrow.Date32(codec.MaxDateDays)},
+		{`{"type":"int","logicalType":"date"}`, `"int"`, int(codec.MaxDateDays + 1), nil},
+		{`{"type":"int","logicalType":"date"}`, `"int"`, int(codec.MinDateDays - 1), nil},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s %v", tt.avro, tt.in), func(t *testing.T) {
+			w := parse(t, record(tt.avro))
+			h := newHarness(t, w, table(t, record(tt.avro)))
+			err := h.dec.Append(h.rb, encode(t, parse(t, record(tt.raw)), map[string]any{"f": tt.in}))
+			if tt.want == nil {
+				require.ErrorIs(t, err, tarnavro.ErrOutOfRange)
+				assert.ErrorContains(t, err, "outside years 1-9999")
+				t.Log(err)
+				assert.Equal(t, 0, h.rb.Field(0).Len())
+
+				return
+			}
+			require.NoError(t, err)
 			assert.Equal(t, []any{tt.want}, arrowtest.Column(h.record(t), "f"))
 		})
 	}
@@ -398,6 +442,11 @@ func TestDecodeBadRecords(t *testing.T) {
 		{"empty payload", nil, tarnavro.ErrMalformed, "id"},
 		{"decimal overflows its precision", overflow, tarnavro.ErrOutOfRange, "price"},
 		{"not a uuid", with("ref", map[string]any{"string.uuid": "not-a-uuid"}), tarnavro.ErrOutOfRange, "ref"},
+		// One uuid rule for every format (codec.ParseUUID): the canonical
+		// form only, as in JSON.
+		{"uuid in braces", with("ref", map[string]any{"string.uuid": "{f81d4fae-7dec-11d0-a765-00a0c91e6bf6}"}), tarnavro.ErrOutOfRange, "ref"},
+		{"uuid without hyphens", with("ref", map[string]any{"string.uuid": "f81d4fae7dec11d0a76500a0c91e6bf6"}), tarnavro.ErrOutOfRange, "ref"},
+		{"uuid urn", with("ref", map[string]any{"string.uuid": "urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"}), tarnavro.ErrOutOfRange, "ref"},
 		{"time of day past midnight", with("at", 25*time.Hour), tarnavro.ErrOutOfRange, "at"},
 		{"invalid UTF-8", with("name", "\xff\xfe"), tarnavro.ErrOutOfRange, "name"},
 		{"bad union index", corrupt(t, with("u", map[string]any{"int": 1}), []byte{0x00, 0x02}, []byte{0x06, 0x02}), tarnavro.ErrMalformed, "u"},

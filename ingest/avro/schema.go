@@ -23,8 +23,10 @@ import (
 //   - logical types: decimal(p,s) on bytes or fixed → decimal(p,s); date →
 //     date; time-millis, time-micros → time; timestamp-millis,
 //     timestamp-micros → timestamptz; local-timestamp-millis/micros →
-//     timestamp; uuid (on string) → uuid. duration is fixed(12) → fixed[12].
-//     Unknown logical types are read as their underlying type (Avro spec).
+//     timestamp; uuid, on string or (Avro 1.12) on fixed(16) → uuid.
+//     duration is fixed(12) → fixed[12]. Unknown logical types, and known
+//     ones on a type they do not apply to (uuid on fixed(8)), are read as
+//     their underlying type (Avro spec, "Logical Types").
 //
 // Everything that is not a union is required. Field docs are kept. Field IDs
 // are assigned depth-first (pre-order) from 1 by iceberg.AssignFreshSchemaIDs,
@@ -160,6 +162,9 @@ func primitiveOf(s hamba.Schema, path string) (iceberg.Type, error) {
 		if s.Size() == 0 {
 			return nil, &FieldError{Path: path, Err: fmt.Errorf("%w: fixed %s has size 0", ErrUnsupported, s.FullName())}
 		}
+		if isUUIDFixed(s) {
+			return iceberg.PrimitiveTypes.UUID, nil
+		}
 
 		return iceberg.FixedTypeOf(s.Size()), nil
 	case *hamba.PrimitiveSchema:
@@ -219,6 +224,16 @@ func decimalOf(d *hamba.DecimalLogicalSchema, path string) (iceberg.Type, error)
 	}
 
 	return iceberg.DecimalTypeOf(d.Precision(), d.Scale()), nil
+}
+
+// isUUIDFixed reports whether s is a uuid on fixed(16), the Avro 1.12
+// form: its 16 bytes are the uuid in RFC 4122 byte order. hamba/avro
+// (v2.31) parses the logical type only on strings and leaves it among a
+// fixed's properties.
+func isUUIDFixed(s *hamba.FixedSchema) bool {
+	lt, _ := s.Prop("logicalType").(string)
+
+	return s.Size() == 16 && s.Logical() == nil && hamba.LogicalType(lt) == hamba.UUID
 }
 
 // logicalOf returns the logical type of a primitive schema, or "".

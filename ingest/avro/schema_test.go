@@ -63,6 +63,8 @@ func TestToIcebergTypeMapping(t *testing.T) {
 		{"local-timestamp-millis", `{"type":"long","logicalType":"local-timestamp-millis"}`, "timestamp", false},
 		{"local-timestamp-micros", `{"type":"long","logicalType":"local-timestamp-micros"}`, "timestamp", false},
 		{"uuid", `{"type":"string","logicalType":"uuid"}`, "uuid", false},
+		{"uuid on fixed(16)", `{"type":"fixed","name":"Id","size":16,"logicalType":"uuid"}`, "uuid", false},
+		{"uuid on fixed(8) is its fixed", `{"type":"fixed","name":"Id8","size":8,"logicalType":"uuid"}`, "fixed[8]", false},
 		{"duration is its fixed", `{"type":"fixed","name":"Dur","size":12,"logicalType":"duration"}`, "fixed[12]", false},
 		{"unknown logical type is its base type", `{"type":"long","logicalType":"made-up"}`, "long", false},
 	}

@@ -1,13 +1,13 @@
 package avro
 
 import (
+	"fmt"
 	"math"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
-	"github.com/google/uuid"
 	hamba "github.com/hamba/avro/v2"
 
 	"github.com/tarnhq/tarn/ingest/codec"
@@ -30,6 +30,7 @@ const (
 	kEnum                            // enum index → String (the symbol)
 	kFixed                           // fixed(n) → FixedSizeBinary(n)
 	kUUID                            // string (uuid) → uuid extension (16 bytes)
+	kUUIDFixed                       // fixed(16) (uuid) → uuid extension
 	kDecimalBytes                    // bytes (decimal) → Decimal128
 	kDecimalFixed                    // fixed (decimal) → Decimal128
 	kDate                            // int (date, days) → Date32
@@ -53,6 +54,7 @@ var writeKinds = [...]tape.Kind{
 	kEnum:            tape.StringBytes,
 	kFixed:           tape.FixedBinary,
 	kUUID:            tape.UUID,
+	kUUIDFixed:       tape.UUID,
 	kDecimalBytes:    tape.Decimal128,
 	kDecimalFixed:    tape.Decimal128,
 	kDate:            tape.Date32,
@@ -101,6 +103,9 @@ func compileLeaf(w hamba.Schema, tt iceberg.Type, path string) (node, error) {
 		n.kind = kFixed
 		if _, ok := w.Logical().(*hamba.DecimalLogicalSchema); ok {
 			n.kind = kDecimalFixed
+		}
+		if isUUIDFixed(w) {
+			n.kind = kUUIDFixed
 		}
 	case *hamba.PrimitiveSchema:
 		lt := logicalOf(w)
@@ -157,10 +162,28 @@ func (n *leafNode) read(s *state) error {
 	switch n.kind {
 	case kBool:
 		t.PutBool(r.ReadBool())
-	case kInt, kIntToLong, kDate:
+	case kInt, kIntToLong:
 		t.PutInt(int64(r.ReadInt()))
-	case kLong, kTimestampMicros:
+	case kDate:
+		v := int64(r.ReadInt())
+		if err := readErr(s, n.path); err != nil {
+			return err
+		}
+		if !codec.DateInRange(v) {
+			return codec.DateRangeError(n.path, v, fmt.Sprintf("date %d", v))
+		}
+		t.PutInt(v)
+	case kLong:
 		t.PutInt(r.ReadLong())
+	case kTimestampMicros:
+		v := r.ReadLong()
+		if err := readErr(s, n.path); err != nil {
+			return err
+		}
+		if !codec.TimestampInRange(v) {
+			return codec.TimestampRangeError(n.path, v, fmt.Sprintf("timestamp-micros %d", v))
+		}
+		t.PutInt(v)
 	case kTimeMillis:
 		v := int64(r.ReadInt()) * 1000
 		if err := readErr(s, n.path); err != nil {
@@ -185,7 +208,10 @@ func (n *leafNode) read(s *state) error {
 			return err
 		}
 		if v > math.MaxInt64/1000 || v < math.MinInt64/1000 {
-			return outOfRange(n.path, "timestamp-millis %d overflows microseconds", v)
+			return outOfRange(n.path, "timestamp-millis %d is outside years 1-9999", v)
+		}
+		if !codec.TimestampInRange(v * 1000) {
+			return codec.TimestampRangeError(n.path, v*1000, fmt.Sprintf("timestamp-millis %d", v))
 		}
 		t.PutInt(v * 1000)
 	case kFloat, kFloatToDouble:
@@ -213,7 +239,7 @@ func (n *leafNode) read(s *state) error {
 			return malformed(n.path, "enum index %d, the enum has %d symbols", i, len(n.symbols))
 		}
 		t.PutBytes(n.symbols[i])
-	case kFixed:
+	case kFixed, kUUIDFixed: // every 16 bytes are a uuid
 		b := t.Take(n.size)
 		r.Read(b)
 		t.PutBytes(b)
@@ -244,9 +270,9 @@ func (n *leafNode) readUUID(s *state) error {
 	if err != nil {
 		return err
 	}
-	u, err := uuid.ParseBytes(str)
-	if err != nil {
-		return outOfRange(n.path, "%q is not a uuid", str)
+	u, ok := codec.ParseUUID(str)
+	if !ok {
+		return outOfRange(n.path, "%q is not a uuid in canonical form (8-4-4-4-12 hex digits)", str)
 	}
 	s.t.Keep(u[:])
 

@@ -13,6 +13,12 @@ type Options struct {
 	// JSONText (ingest/jsonrow only; see its WithJSONText) names string
 	// positions of the target that take any JSON value as text.
 	JSONText []string
+	// TimestampUnit (ingest/jsonrow only; see its WithTimestampUnit) is
+	// the unit of JSON integers in timestamp columns; "" is milliseconds.
+	TimestampUnit string
+	// FoldNames (ingest/jsonrow only; see its WithCaseInsensitiveNames)
+	// matches JSON field names to columns regardless of case.
+	FoldNames bool
 }
 
 // Option sets one of Options.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,11 +24,13 @@ import (
 // comes from a target Iceberg schema (the table's, see
 // [Decoder.ArrowSchema]).
 //
-// Fields are matched by name, at every depth:
+// Fields are matched by name, at every depth, exactly (names are case
+// sensitive, as in JSON) unless [WithCaseInsensitiveNames] is given:
 //
 //   - a JSON field the target lacks is ignored: a schemaless topic's
 //     declared schema says which fields the table keeps, and the rest of
-//     each document is dropped on purpose;
+//     each document is dropped on purpose; [Decoder.Coverage] lists such
+//     fields, and the columns no row has filled;
 //   - a target column that is missing from the object, or null, gets null
 //     if the column is optional, and is a malformed record (ErrMalformed,
 //     naming the path) if it is required; the same holds for list elements
@@ -46,21 +49,27 @@ import (
 //   - decimal(P,S): a JSON number or a string holding one ("12.30"),
 //     converted exactly from its text: more than S significant fraction
 //     digits or more than P digits in all is ErrOutOfRange (no rounding).
-//   - string: a JSON string (any JSON value, stored as its JSON text, for
-//     the paths named by [WithJSONText]).
+//   - string: a JSON string, or a JSON number stored as its text exactly
+//     as written (a film titled 1776 arrives as a number: "1776"; 1.50
+//     stays "1.50"); any JSON value, stored as its JSON text, for the
+//     paths named by [WithJSONText].
 //   - date: "YYYY-MM-DD".
 //   - time: "HH:MM:SS" with up to nine fraction digits; an optional RFC
 //     3339 offset ("Z", "+02:00") converts the time to UTC (modulo one day).
 //   - timestamptz: an RFC 3339 string with an offset or Z
 //     ("2024-03-01T13:25:30.5+01:00"), or a JSON integer counting
-//     milliseconds since 1970-01-01T00:00:00Z.
+//     milliseconds since 1970-01-01T00:00:00Z (another unit with
+//     [WithTimestampUnit]).
 //   - timestamp (without zone): the same, except that the offset may be
 //     left out ("2024-03-01T13:25:30"): the wall clock is stored as is. A
-//     string with an offset is converted to UTC first; integers are
-//     milliseconds since 1970-01-01T00:00:00 wall clock.
+//     string with an offset is converted to UTC first; integers count
+//     from 1970-01-01T00:00:00 wall clock.
+//   - dates and timestamps outside years 1 to 9999 are ErrOutOfRange
+//     (codec.TimestampInRange: a microsecond epoch read as milliseconds
+//     would be in year 56132).
 //   - uuid: the canonical 36-character form
-//     ("f81d4fae-7dec-11d0-a765-00a0c91e6bf6"); another string is
-//     ErrOutOfRange.
+//     ("f81d4fae-7dec-11d0-a765-00a0c91e6bf6", codec.ParseUUID, the rule
+//     of every format); another string is ErrOutOfRange.
 //   - binary, fixed[N]: a base64 string (standard alphabet, padding
 //     optional); a fixed value of another length is ErrOutOfRange.
 //   - struct: a JSON object; list: a JSON array; map<string, V>: a JSON
@@ -83,9 +92,10 @@ import (
 // A Decoder is not safe for concurrent use; use one per goroutine.
 type Decoder struct {
 	schema *arrow.Schema
-	root   structNode
+	root   *structNode
 	t      tape.Tape
 	check  codec.BuilderCheck
+	cov    *coverage
 }
 
 // WithJSONText names string-typed positions of the target, as Iceberg name
@@ -100,16 +110,58 @@ func WithJSONText(paths ...string) codec.Option {
 	return func(o *codec.Options) { o.JSONText = append(o.JSONText, paths...) }
 }
 
+// WithTimestampUnit sets the unit of JSON integers in timestamp and
+// timestamptz columns: a count of unit since 1970-01-01T00:00:00 (UTC for
+// timestamptz). The default is Millis. NewDecoder refuses a unit not in
+// TimestampUnits with ErrUnsupported.
+func WithTimestampUnit(unit TimestampUnit) codec.Option {
+	return func(o *codec.Options) { o.TimestampUnit = string(unit) }
+}
+
+// WithCaseInsensitiveNames matches JSON field names to columns regardless
+// of case (Unicode simple case folding, strings.EqualFold: "Title",
+// "TITLE" and "title" all fill a column title). A field named exactly as
+// the column is found first; two fields of one object that both match a
+// column ({"title": 1, "Title": 2}) make the record ErrMalformed rather
+// than one being dropped. NewDecoder refuses, with ErrUnsupported, a
+// target with two sibling columns whose names differ only in case.
+func WithCaseInsensitiveNames() codec.Option {
+	return func(o *codec.Options) { o.FoldNames = true }
+}
+
+// TimestampUnit is the unit of a JSON integer in a timestamp column.
+type TimestampUnit string
+
+// The units of WithTimestampUnit.
+const (
+	Seconds TimestampUnit = "s"
+	Millis  TimestampUnit = "ms"
+	Micros  TimestampUnit = "us"
+	Nanos   TimestampUnit = "ns"
+)
+
+// TimestampUnits lists the units WithTimestampUnit takes, the default
+// first.
+var TimestampUnits = []TimestampUnit{Millis, Micros, Nanos, Seconds}
+
 // NewDecoder compiles a plan that fills target's columns from JSON objects.
 //
 // Errors are *codec.FieldError wrapping codec.ErrUnsupported: the target
 // has a type JSON cannot fill (a map whose keys are not strings, a
-// nanosecond timestamp, variant, geometry, ...), or a WithJSONText path
-// is not a string position of the target.
+// nanosecond timestamp, variant, geometry, ...), a WithJSONText path
+// is not a string position of the target, the timestamp unit is unknown,
+// or (WithCaseInsensitiveNames) two sibling columns differ only in case.
 func NewDecoder(target *iceberg.Schema, opts ...codec.Option) (*Decoder, error) {
 	o := codec.Apply(opts)
 
-	c := compiler{jsonText: map[string]bool{}}
+	unit := Millis
+	if o.TimestampUnit != "" {
+		unit = TimestampUnit(o.TimestampUnit)
+	}
+	if !slices.Contains(TimestampUnits, unit) {
+		return nil, unsupported("", "timestamp unit %q: want one of %v", o.TimestampUnit, TimestampUnits)
+	}
+	c := compiler{jsonText: map[string]bool{}, unit: unit, fold: o.FoldNames, cov: &coverage{}, parent: -1}
 	for _, p := range o.JSONText {
 		c.jsonText[p] = false
 	}
@@ -128,7 +180,7 @@ func NewDecoder(target *iceberg.Schema, opts ...codec.Option) (*Decoder, error) 
 		return nil, &codec.FieldError{Err: fmt.Errorf("%w: arrow schema of the target: %w", codec.ErrUnsupported, err)}
 	}
 
-	return &Decoder{schema: sc, root: *root}, nil
+	return &Decoder{schema: sc, root: root, cov: c.cov}, nil
 }
 
 // ArrowSchema is the schema of the RecordBuilder that Append takes: the
@@ -165,6 +217,7 @@ func (d *Decoder) AppendValue(b *array.RecordBuilder, obj map[string]any) error 
 
 	t := &d.t
 	t.Reset()
+	d.cov.begin()
 	if err := d.root.readFields(t, obj); err != nil {
 		return err
 	}
@@ -172,9 +225,15 @@ func (d *Decoder) AppendValue(b *array.RecordBuilder, obj map[string]any) error 
 		f := &d.root.fields[i]
 		f.write(t, b.Field(f.col))
 	}
+	d.cov.commit()
 
 	return nil
 }
+
+// Coverage reports how the rows appended so far filled the target: the
+// columns none of them carried a value for, and the fields of their
+// objects that match no column (see codec.Coverage).
+func (d *Decoder) Coverage() codec.Coverage { return d.cov.report() }
 
 // Parse decodes one JSON payload into a JSON object as encoding/json
 // represents it with UseNumber: map[string]any, []any, json.Number,
@@ -256,22 +315,90 @@ func (s *slot) write(t *tape.Tape, b array.Builder) {
 // top, the record builder's columns).
 type structNode struct {
 	path   string
-	fields []fieldNode // target fields, in target order, caller columns left out
+	fields []fieldNode     // target fields, in target order, caller columns left out
+	index  map[string]bool // the fields' names
+	fold   bool            // WithCaseInsensitiveNames
+	cov    *coverage
+	// unmatched are the keys of this struct's objects that matched no
+	// field, in rows appended so far.
+	unmatched map[string]bool
 }
 
 type fieldNode struct {
 	slot
 	name string
 	col  int // index of the target field
+	id   int // in the coverage
 }
 
 func (n *structNode) readFields(t *tape.Tape, obj map[string]any) error {
+	found := 0
 	for i := range n.fields {
 		f := &n.fields[i]
-		v, ok := obj[f.name]
+		v, ok, err := n.lookup(obj, f.name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			found++
+			if v != nil {
+				n.cov.filled(f.id)
+			}
+		}
 		if err := f.read(t, v, ok); err != nil {
 			return err
 		}
+	}
+	if found < len(obj) {
+		return n.unmatchedKeys(obj)
+	}
+
+	return nil
+}
+
+// lookup finds the value of field name in obj: by its exact name, or, in
+// fold mode, by the one key equal to it under case folding.
+func (n *structNode) lookup(obj map[string]any, name string) (v any, ok bool, err error) {
+	if v, ok := obj[name]; ok || !n.fold {
+		return v, ok, nil
+	}
+	var key string
+	for k, kv := range obj {
+		if !strings.EqualFold(k, name) {
+			continue
+		}
+		if ok {
+			a, b := min(k, key), max(k, key)
+
+			return nil, false, malformed(codec.JoinPath(n.path, name), "fields %q and %q both match the column (case-insensitive names)", a, b)
+		}
+		key, v, ok = k, kv, true
+	}
+
+	return v, ok, nil
+}
+
+// unmatchedKeys notes the keys of obj that fill no field, which readFields
+// found there are. In fold mode a key that differs from a field's name
+// only in case is the field's, unless obj also has the exact name: then
+// two keys match one column, and the record is malformed.
+func (n *structNode) unmatchedKeys(obj map[string]any) error {
+	for k := range obj {
+		if n.index[k] || n.unmatched[k] {
+			continue
+		}
+		if n.fold {
+			i := slices.IndexFunc(n.fields, func(f fieldNode) bool { return strings.EqualFold(f.name, k) })
+			if i >= 0 {
+				name := n.fields[i].name
+				if _, exact := obj[name]; exact {
+					return malformed(codec.JoinPath(n.path, name), "fields %q and %q both match the column (case-insensitive names)", min(k, name), max(k, name))
+				}
+
+				continue
+			}
+		}
+		n.cov.unmatched(n, k)
 	}
 
 	return nil
@@ -364,23 +491,41 @@ func (n *mapNode) write(t *tape.Tape, b array.Builder) {
 }
 
 // compiler builds a plan; jsonText holds the WithJSONText paths and
-// whether each was found.
+// whether each was found; parent is the coverage id of the field being
+// compiled (-1 at the top).
 type compiler struct {
 	jsonText map[string]bool
+	unit     TimestampUnit
+	fold     bool
+	cov      *coverage
+	parent   int
 }
 
 func (c *compiler) structOf(fields []iceberg.NestedField, path string, callerColumns []string) (*structNode, error) {
-	n := &structNode{path: path}
+	n := &structNode{path: path, index: map[string]bool{}, fold: c.fold, cov: c.cov, unmatched: map[string]bool{}}
+	c.cov.nodes = append(c.cov.nodes, n)
+	parent := c.parent
 	for col, f := range fields {
 		if slices.Contains(callerColumns, f.Name) {
 			continue
 		}
 		fp := codec.JoinPath(path, f.Name)
+		if c.fold {
+			for _, g := range n.fields {
+				if strings.EqualFold(g.name, f.Name) {
+					return nil, unsupported(fp, "columns %s and %s differ only in case: names cannot be matched case-insensitively", g.path, fp)
+				}
+			}
+		}
+		id := c.cov.declare(fp, parent)
+		c.parent = id
 		fn, err := c.compile(f.Type, fp)
+		c.parent = parent
 		if err != nil {
 			return nil, err
 		}
-		n.fields = append(n.fields, fieldNode{slot: slot{path: fp, required: f.Required, node: fn}, name: f.Name, col: col})
+		n.fields = append(n.fields, fieldNode{slot: slot{path: fp, required: f.Required, node: fn}, name: f.Name, col: col, id: id})
+		n.index[f.Name] = true
 	}
 
 	return n, nil
@@ -415,7 +560,7 @@ func (c *compiler) compile(tt iceberg.Type, path string) (node, error) {
 
 		return &mapNode{path: path, val: slot{path: vp, required: tt.ValueRequired, node: val}}, nil
 	default:
-		n, err := compileLeaf(tt, path)
+		n, err := compileLeaf(tt, path, c.unit)
 		if err != nil {
 			return nil, err
 		}

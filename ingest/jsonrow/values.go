@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
-	"github.com/google/uuid"
 
+	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
@@ -26,12 +26,12 @@ const (
 	kFloat                       // number → Float32
 	kDouble                      // number → Float64
 	kDecimal                     // number or numeric string → Decimal128
-	kString                      // string → String
+	kString                      // string, or a number's text → String
 	kJSONText                    // any value → String (strings as is, others as JSON text)
 	kDate                        // "YYYY-MM-DD" → Date32
 	kTime                        // "HH:MM:SS[.f]" → Time64 µs
-	kTimestamp                   // RFC 3339 (offset optional) or epoch millis → Timestamp µs
-	kTimestampTz                 // RFC 3339 with offset or epoch millis → Timestamp µs UTC
+	kTimestamp                   // RFC 3339 (offset optional) or epoch integer → Timestamp µs
+	kTimestampTz                 // RFC 3339 with offset or epoch integer → Timestamp µs UTC
 	kUUID                        // canonical uuid string → uuid extension (16 bytes)
 	kBinary                      // base64 → Binary
 	kFixed                       // base64 → FixedSizeBinary(n)
@@ -77,14 +77,16 @@ const (
 type leafNode struct {
 	path  string
 	kind  leafKind
-	size  int   // kFixed: bytes per value
-	prec  int32 // kDecimal
-	scale int32 // kDecimal
+	size  int           // kFixed: bytes per value
+	prec  int32         // kDecimal
+	scale int32         // kDecimal
+	unit  TimestampUnit // kTimestamp, kTimestampTz: of integers
 }
 
-// compileLeaf picks the conversion into a column of primitive type tt.
-func compileLeaf(tt iceberg.Type, path string) (*leafNode, error) {
-	n := &leafNode{path: path}
+// compileLeaf picks the conversion into a column of primitive type tt;
+// integers in timestamp columns count unit.
+func compileLeaf(tt iceberg.Type, path string, unit TimestampUnit) (*leafNode, error) {
+	n := &leafNode{path: path, unit: unit}
 	switch tt := tt.(type) {
 	case iceberg.BooleanType:
 		n.kind = kBool
@@ -161,11 +163,16 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 	case kDecimal:
 		return n.readDecimal(t, v)
 	case kString:
-		s, ok := v.(string)
-		if !ok {
-			return n.wrongType(v, "a string")
+		switch v := v.(type) {
+		case string:
+			t.PutStr(v)
+		case json.Number:
+			// The literal as written: lossless, and what the producer
+			// meant when a title happens to be numeric (1776).
+			t.PutStr(string(v))
+		default:
+			return n.wrongType(v, "a string or a number")
 		}
-		t.PutStr(s)
 	case kJSONText:
 		s, ok := v.(string)
 		if !ok {
@@ -184,7 +191,11 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 		if err != nil {
 			return malformed(n.path, "%q is not a date (YYYY-MM-DD)", s)
 		}
-		t.PutInt(d.Unix() / secondsPerDay) // midnight UTC: exact
+		days := d.Unix() / secondsPerDay // midnight UTC: exact
+		if !codec.DateInRange(days) {
+			return codec.DateRangeError(n.path, days, strconv.Quote(s))
+		}
+		t.PutInt(days)
 	case kTime:
 		s, ok := v.(string)
 		if !ok {
@@ -202,11 +213,9 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 		if !ok {
 			return n.wrongType(v, "a uuid string")
 		}
-		// uuid.Parse also takes braces, urn: and 32 hex digits; only the
-		// canonical form is a JSON uuid (RFC 9562 §4, JSON Schema "uuid").
-		u, err := uuid.Parse(s)
-		if err != nil || len(s) != 36 {
-			return outOfRange(n.path, "%q is not a canonical uuid", s)
+		u, ok := codec.ParseUUID([]byte(s))
+		if !ok {
+			return outOfRange(n.path, "%q is not a uuid in canonical form (8-4-4-4-12 hex digits)", s)
 		}
 		t.Keep(u[:])
 	case kBinary, kFixed:
@@ -247,11 +256,18 @@ func (n *leafNode) readDecimal(t *tape.Tape, v any) error {
 func (n *leafNode) readTimestamp(t *tape.Tape, v any) error {
 	switch v := v.(type) {
 	case json.Number:
-		ms, err := parseInt(string(v))
-		if err != nil || ms > math.MaxInt64/1000 || ms < math.MinInt64/1000 {
-			return outOfRange(n.path, "%s is not an integer count of milliseconds that fits a timestamp", v)
+		i, err := parseInt(string(v))
+		if err != nil {
+			return outOfRange(n.path, "%s is not an integer count of %s that fits a long", v, n.unit.plural())
 		}
-		t.PutInt(ms * 1000)
+		us, ok := n.unit.micros(i)
+		if !ok {
+			return outOfRange(n.path, "%s %s since the epoch is outside years 1-9999 (wrong unit?)", v, n.unit.plural())
+		}
+		if !codec.TimestampInRange(us) {
+			return codec.TimestampRangeError(n.path, us, string(v)+" "+n.unit.plural()+" since the epoch")
+		}
+		t.PutInt(us)
 	case string:
 		ts, err := time.Parse(layoutTimestampTz, v)
 		if err != nil && n.kind == kTimestamp {
@@ -264,12 +280,52 @@ func (n *leafNode) readTimestamp(t *tape.Tape, v any) error {
 
 			return malformed(n.path, "%q is not an RFC 3339 timestamp", v)
 		}
-		t.PutInt(ts.UnixMicro())
+		// A year of 0000 parses, and an offset can push a 9999 wall clock
+		// past the range.
+		us := ts.UnixMicro()
+		if !codec.TimestampInRange(us) {
+			return codec.TimestampRangeError(n.path, us, strconv.Quote(v))
+		}
+		t.PutInt(us)
 	default:
-		return n.wrongType(v, "an RFC 3339 string or epoch milliseconds")
+		return n.wrongType(v, "an RFC 3339 string or an integer count of "+n.unit.plural()+" since the epoch")
 	}
 
 	return nil
+}
+
+// micros converts a count of u since the epoch to microseconds,
+// truncating nanoseconds toward the past; ok is false on overflow.
+func (u TimestampUnit) micros(i int64) (int64, bool) {
+	switch u {
+	case Seconds:
+		return i * microsPerSecond, i <= math.MaxInt64/microsPerSecond && i >= math.MinInt64/microsPerSecond
+	case Micros:
+		return i, true
+	case Nanos:
+		us := i / 1000
+		if i%1000 < 0 {
+			us--
+		}
+
+		return us, true
+	}
+
+	return i * 1000, i <= math.MaxInt64/1000 && i >= math.MinInt64/1000
+}
+
+// plural names the unit in messages.
+func (u TimestampUnit) plural() string {
+	switch u {
+	case Seconds:
+		return "seconds"
+	case Micros:
+		return "microseconds"
+	case Nanos:
+		return "nanoseconds"
+	}
+
+	return "milliseconds"
 }
 
 // parseTime parses "HH:MM:SS[.fffffffff]" with an optional RFC 3339 offset

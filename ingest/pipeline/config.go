@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/jsonrow"
 )
 
 // Defaults and limits of Config (issue 3, management API).
@@ -45,9 +48,22 @@ const (
 	ErrorModeDLQ ErrorMode = "dlq"
 )
 
+// FieldNameMatching is how a FormatJSON topic's field names find their
+// columns.
+type FieldNameMatching string
+
+const (
+	// FieldNamesExact: a field fills the column of exactly its name
+	// (JSON names are case-sensitive). The default.
+	FieldNamesExact FieldNameMatching = "exact"
+	// FieldNamesCaseInsensitive: a field fills the column whose name
+	// equals it under Unicode case folding (jsonrow.WithCaseInsensitiveNames).
+	FieldNamesCaseInsensitive FieldNameMatching = "case-insensitive"
+)
+
 // Config is one topic materialized into one table. The zero values of
-// TargetLag, TargetFileSizeBytes, ErrorMode and PartitionSpec mean their
-// defaults.
+// TargetLag, TargetFileSizeBytes, ErrorMode, PartitionSpec and, for
+// FormatJSON, TimestampUnit and FieldNameMatching mean their defaults.
 type Config struct {
 	// Topic is the Kafka topic. Required.
 	Topic string `yaml:"topic"`
@@ -95,6 +111,15 @@ type Config struct {
 	// Schema is the Iceberg schema (user columns) declared for FormatJSON,
 	// which has no registry; nil for every other format.
 	Schema *iceberg.Schema `yaml:"-"`
+	// TimestampUnit is, for FormatJSON, the unit of JSON integers in
+	// timestamp and timestamptz columns: jsonrow.Millis (default), Micros,
+	// Nanos or Seconds since 1970-01-01T00:00:00 (UTC for timestamptz).
+	// Empty for the other formats, whose schemas say their units.
+	TimestampUnit jsonrow.TimestampUnit `yaml:"timestamp-unit"`
+	// FieldNameMatching is, for FormatJSON, how field names find their
+	// columns: FieldNamesExact (default) or FieldNamesCaseInsensitive.
+	// Empty for the other formats, whose schemas name the fields.
+	FieldNameMatching FieldNameMatching `yaml:"field-name-matching"`
 }
 
 // WithDefaults returns c with every zero-valued optional field set to its
@@ -115,7 +140,29 @@ func (c Config) WithDefaults() Config {
 	if c.Format == "" {
 		c.Format = FormatAuto
 	}
+	if c.Format == FormatJSON {
+		if c.TimestampUnit == "" {
+			c.TimestampUnit = jsonrow.Millis
+		}
+		if c.FieldNameMatching == "" {
+			c.FieldNameMatching = FieldNamesExact
+		}
+	}
 	return c
+}
+
+// jsonOptions are the options of FormatJSON's decoder; nil for the other
+// formats.
+func (c Config) jsonOptions() []codec.Option {
+	c = c.WithDefaults()
+	if c.Format != FormatJSON {
+		return nil
+	}
+	opts := []codec.Option{jsonrow.WithTimestampUnit(c.TimestampUnit)}
+	if c.FieldNameMatching == FieldNamesCaseInsensitive {
+		opts = append(opts, jsonrow.WithCaseInsensitiveNames())
+	}
+	return opts
 }
 
 // Validate reports the first missing or out-of-range field, after
@@ -143,12 +190,27 @@ func (c Config) Validate() error {
 	}
 	switch c.Format {
 	case FormatAuto, FormatAvro, FormatProtobuf, FormatJSONSchema, FormatRaw:
-		if c.Schema != nil {
+		switch {
+		case c.Schema != nil:
 			return fmt.Errorf("%w: a schema is declared only for format json; format %s takes it from the registry or has none", ErrInvalidConfig, c.Format)
+		case c.TimestampUnit != "":
+			return fmt.Errorf("%w: timestamp-unit is for format json only; format %s takes the unit from its schema", ErrInvalidConfig, c.Format)
+		case c.FieldNameMatching != "":
+			return fmt.Errorf("%w: field-name-matching is for format json only; format %s names its fields in its schema", ErrInvalidConfig, c.Format)
 		}
 	case FormatJSON:
-		if c.Schema == nil || len(c.Schema.Fields()) == 0 {
+		switch {
+		case c.Schema == nil || len(c.Schema.Fields()) == 0:
 			return fmt.Errorf("%w: format json needs the table's schema declared (Iceberg schema JSON)", ErrInvalidConfig)
+		case !slices.Contains(jsonrow.TimestampUnits, c.TimestampUnit):
+			return fmt.Errorf("%w: unknown timestamp-unit %q (ms, us, ns or s)", ErrInvalidConfig, c.TimestampUnit)
+		case c.FieldNameMatching != FieldNamesExact && c.FieldNameMatching != FieldNamesCaseInsensitive:
+			return fmt.Errorf("%w: unknown field-name-matching %q (exact or case-insensitive)", ErrInvalidConfig, c.FieldNameMatching)
+		}
+		if _, err := jsonrow.NewDecoder(c.Schema, c.jsonOptions()...); err != nil {
+			// Columns that differ only in case, with case-insensitive
+			// names, or a type JSON cannot fill.
+			return fmt.Errorf("%w: schema: %v", ErrInvalidConfig, err)
 		}
 	default:
 		return fmt.Errorf("%w: unknown format %q (auto, avro, protobuf, json-schema, json or raw)", ErrInvalidConfig, c.Format)

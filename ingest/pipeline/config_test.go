@@ -4,10 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ingest/jsonrow"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 )
 
@@ -15,6 +17,18 @@ func validConfig() pipeline.Config {
 	return pipeline.Config{
 		Topic: "orders", Cluster: "c1",
 		Table: catalog.Ident{Namespace: catalog.Namespace{"sales"}, Name: "orders"},
+	}
+}
+
+// jsonConfig makes a config format json with a one-column schema, then
+// applies fn (if not nil).
+func jsonConfig(fn func(c *pipeline.Config)) func(c *pipeline.Config) {
+	return func(c *pipeline.Config) {
+		c.Format = pipeline.FormatJSON
+		c.Schema = iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "at", Type: iceberg.PrimitiveTypes.TimestampTz})
+		if fn != nil {
+			fn(c)
+		}
 	}
 }
 
@@ -28,6 +42,14 @@ func TestConfigDefaults(t *testing.T) {
 	unpartitioned := validConfig()
 	unpartitioned.PartitionSpec = []string{}
 	assert.Empty(t, unpartitioned.WithDefaults().PartitionSpec, "an empty, non-nil spec stays unpartitioned")
+	assert.Empty(t, c.TimestampUnit, "only format json has a timestamp unit")
+	assert.Empty(t, c.FieldNameMatching)
+
+	j := validConfig()
+	j.Format = pipeline.FormatJSON
+	j = j.WithDefaults()
+	assert.Equal(t, jsonrow.Millis, j.TimestampUnit)
+	assert.Equal(t, pipeline.FieldNamesExact, j.FieldNameMatching)
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -56,6 +78,22 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unclosed", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"day(ts"} }},
 		{name: "empty column", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"day()"} }},
 		{name: "empty field", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{""} }},
+		{name: "json", ok: true, modify: jsonConfig(nil)},
+		{name: "json us, case-insensitive", ok: true, modify: jsonConfig(func(c *pipeline.Config) {
+			c.TimestampUnit, c.FieldNameMatching = jsonrow.Micros, pipeline.FieldNamesCaseInsensitive
+		})},
+		{name: "json unknown unit", modify: jsonConfig(func(c *pipeline.Config) { c.TimestampUnit = "minutes" })},
+		{name: "json unknown matching", modify: jsonConfig(func(c *pipeline.Config) { c.FieldNameMatching = "fuzzy" })},
+		{name: "json columns differing in case, case-insensitive", modify: func(c *pipeline.Config) {
+			jsonConfig(nil)(c)
+			c.FieldNameMatching = pipeline.FieldNamesCaseInsensitive
+			c.Schema = iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64},
+				iceberg.NestedField{ID: 2, Name: "ID", Type: iceberg.PrimitiveTypes.Int64})
+		}},
+		{name: "unit for avro", modify: func(c *pipeline.Config) { c.Format, c.TimestampUnit = pipeline.FormatAvro, jsonrow.Micros }},
+		{name: "matching for protobuf", modify: func(c *pipeline.Config) {
+			c.Format, c.FieldNameMatching = pipeline.FormatProtobuf, pipeline.FieldNamesCaseInsensitive
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig()

@@ -118,7 +118,7 @@ func WriterSchema(ctx context.Context, reg Registry, cfg Config) (*iceberg.Schem
 
 // rawWriter is FormatRaw's writer: one optional binary column, value.
 // Declared schemas (FormatJSON) use Config.Schema instead.
-func rawWriter(*iceberg.Schema) compiled {
+func rawWriter([]codec.Option) compiled {
 	w := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: RawValueColumn, Type: iceberg.PrimitiveTypes.Binary,
 		Doc: "record value as written to Kafka; null for a tombstone"})
 	return compiled{writer: w, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {

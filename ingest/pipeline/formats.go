@@ -64,11 +64,12 @@ func compileJSONSchema(sch sr.Schema, refs []reference, _ []int) (compiled, erro
 }
 
 // jsonWriter is FormatJSON's: plain JSON objects stored by the table's own
-// schema (declared on enable), fields the table lacks ignored. The
-// declared schema is the writer, so it never needs evolving: writer is nil.
-func jsonWriter(*iceberg.Schema) compiled {
+// schema (declared on enable), fields the table lacks ignored, decoded
+// with opts (Config.jsonOptions). The declared schema is the writer, so it
+// never needs evolving: writer is nil.
+func jsonWriter(opts []codec.Option) compiled {
 	return compiled{decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		d, err := jsonrow.NewDecoder(target, codec.WithCallerColumns(KafkaColumn))
+		d, err := jsonrow.NewDecoder(target, append([]codec.Option{codec.WithCallerColumns(KafkaColumn)}, opts...)...)
 		if err != nil {
 			return nil, fmt.Errorf("the table cannot be filled from JSON: %w", err)
 		}

@@ -109,6 +109,8 @@ type Pipeline struct {
 	// stopping is Run's ctx.Done(): a reservation waiting in the budget
 	// gives up waiting when it closes.
 	stopping <-chan struct{}
+	// coverBefore is the coverage of decoders replaced (Status.Coverage).
+	coverBefore codec.Coverage
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -241,7 +243,9 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 	if p.buf != nil {
 		p.buf.release()
 	}
-	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc)
+	// The coverage of the decoder being replaced is kept.
+	p.coverBefore = p.coverBefore.Merge(p.schemas.coverage())
+	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc, p.cfg.jsonOptions()...)
 	p.unevolvable = map[int]error{}
 	return nil
 }
@@ -641,7 +645,9 @@ func (p *Pipeline) committed(batch sink.Batch, w *sink.Written) error {
 		bytes += f.FileSizeBytes()
 	}
 	now := time.Now()
+	cov := p.coverBefore.Merge(p.schemas.coverage())
 	p.update(func(st *Status) {
+		st.Coverage = cov
 		st.Rows += w.Rows
 		st.Bytes += bytes
 		st.Files += int64(len(w.Files))

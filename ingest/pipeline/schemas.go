@@ -72,17 +72,31 @@ type resolved struct {
 	err    error
 }
 
-// newSchemas returns the resolver of format (not FormatAuto) into target.
-// Errors: for FormatJSON and FormatRaw, those of building the one decoder
-// (the table does not fit the declared schema).
-func newSchemas(reg Registry, format Format, target *iceberg.Schema) *schemas {
+// newSchemas returns the resolver of format (not FormatAuto) into target;
+// opts are the options of a schemaless format's decoder (FormatJSON's,
+// Config.jsonOptions). Errors: for FormatJSON and FormatRaw, those of
+// building the one decoder (the table does not fit the declared schema).
+func newSchemas(reg Registry, format Format, target *iceberg.Schema, opts ...codec.Option) *schemas {
 	s := &schemas{reg: reg, format: format, target: target, byKey: map[schemaKey]*resolved{}}
 	switch format {
 	case FormatJSON, FormatRaw:
 		f := formats[format]
-		s.static = s.verdict(-1, f.schemaless(target))
+		s.static = s.verdict(-1, f.schemaless(opts))
 	}
 	return s
+}
+
+// coverage is what the decoder of a schemaless format reports of the
+// rows it decoded (codec.CoverageReporter: FormatJSON's); zero for the
+// other formats.
+func (s *schemas) coverage() codec.Coverage {
+	if s == nil || s.static == nil {
+		return codec.Coverage{}
+	}
+	if cr, ok := s.static.dec.(codec.CoverageReporter); ok {
+		return cr.Coverage()
+	}
+	return codec.Coverage{}
 }
 
 // forValue returns the verdict for a record value and the payload its
@@ -200,9 +214,9 @@ type format struct {
 	// Errors wrap codec.ErrUnsupported (or codec.ErrBadRecord for a
 	// message index the schema lacks).
 	compile func(sch sr.Schema, refs []reference, indexes []int) (compiled, error)
-	// schemaless is the one writer of a schemaless format, given the
-	// table's schema.
-	schemaless func(target *iceberg.Schema) compiled
+	// schemaless is the one writer of a schemaless format, its decoder
+	// built with opts.
+	schemaless func(opts []codec.Option) compiled
 }
 
 // reference is one schema a registry schema references, directly or not.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/source"
 )
 
@@ -90,6 +91,11 @@ type Status struct {
 	LagRecords int64
 	LagSeconds float64
 	LagAt      time.Time
+	// Coverage is, for FormatJSON, how the rows decoded so far filled the
+	// declared schema: the columns none of them carried, the fields that
+	// match no column (codec.Coverage; as of the last commit). Zero for
+	// the other formats, and before the first commit.
+	Coverage codec.Coverage
 }
 
 // Status returns a snapshot of the pipeline's state and counters. Safe

@@ -79,6 +79,9 @@ func NewDecoder(md protoreflect.MessageDescriptor, target *iceberg.Schema, opts 
 	if err != nil {
 		return nil, err
 	}
+	wst, tst := writer.AsStruct(), target.AsStruct()
+	ws := withLegacyEmpty(&wst, &tst).(*iceberg.StructType)
+	writer = iceberg.NewSchema(writer.ID, ws.FieldList...)
 	if err := codec.Fits(writer, target, o.CallerColumns...); err != nil {
 		return nil, err
 	}
@@ -178,6 +181,7 @@ type node interface {
 type messageNode struct {
 	fields  []fieldNode // writer fields, in declaration order
 	missing []int       // target columns the writer lacks: appended null
+	markers []int       // MarkerField columns the writer lacks: appended true
 }
 
 // fieldNode is one field of a message. When the field is optional (it has
@@ -220,10 +224,15 @@ func compileMessage(md protoreflect.MessageDescriptor, target *iceberg.StructTyp
 		n.fields = append(n.fields, fieldNode{fd: fd, col: col, nullable: optional(fd), node: fn})
 	}
 	for col, tf := range target.FieldList {
-		if used[col] || (path == "" && slices.Contains(callerColumns, tf.Name)) {
-			continue
+		switch {
+		case used[col] || (path == "" && slices.Contains(callerColumns, tf.Name)):
+		case path != "" && isMarker(tf):
+			// A message that had no fields when the table was made:
+			// present, so the marker stays true however it grew.
+			n.markers = append(n.markers, col)
+		default:
+			n.missing = append(n.missing, col)
 		}
-		n.missing = append(n.missing, col)
 	}
 
 	return n, nil
@@ -259,6 +268,9 @@ func (n *messageNode) write(t *tape.Tape, b array.Builder) {
 	}
 	for _, col := range n.missing {
 		sb.FieldBuilder(col).AppendNull()
+	}
+	for _, col := range n.markers {
+		sb.FieldBuilder(col).(*array.BooleanBuilder).Append(true)
 	}
 }
 
@@ -323,12 +335,12 @@ func compileSingle(fd protoreflect.FieldDescriptor, tt iceberg.Type, path string
 
 		return &jsonNode{path: path, any: md.FullName() == "google.protobuf.Any"}, nil
 	case wktEmpty:
-		if !tt.Equals(iceberg.PrimitiveTypes.Bool) {
-			return nil, incompatible(path, "writer %s (empty message, boolean), table %s", md.FullName(), tt)
+		if tt.Equals(iceberg.PrimitiveTypes.Bool) {
+			return emptyNode{}, nil // a table of an earlier build: withLegacyEmpty
 		}
-
-		return emptyNode{}, nil
 	}
+	// Messages without fields too: their target is a struct holding
+	// MarkerField (and whatever fields the message had or gained).
 	st, ok := tt.(*iceberg.StructType)
 	if !ok {
 		return nil, incompatible(path, "writer message %s, table %s", md.FullName(), tt)

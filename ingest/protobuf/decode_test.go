@@ -2,6 +2,7 @@ package protobuf_test
 
 import (
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -78,7 +79,9 @@ func TestDecodeTypeMapping(t *testing.T) {
 		{"Any of a well-known type", `google.protobuf.Any f = 1;`,
 			`{"@type": "type.googleapis.com/google.protobuf.Duration", "value": "1s"}`, "utf8",
 			`{"@type":"type.googleapis.com/google.protobuf.Duration","value":"1s"}`},
-		{"Empty", `google.protobuf.Empty f = 1;`, `{}`, "bool", true},
+		{"Empty", `google.protobuf.Empty f = 1;`, `{}`, "struct<_present: bool nullable>", map[string]any{"_present": true}},
+		{"repeated Empty", `repeated google.protobuf.Empty f = 1;`, `[{}, {}]`, "list<element: struct<_present: bool nullable>>",
+			[]any{map[string]any{"_present": true}, map[string]any{"_present": true}}},
 		{"repeated timestamp", `repeated google.protobuf.Timestamp f = 1;`, `["1970-01-01T00:00:01Z"]`,
 			"list<element: timestamp[us, tz=UTC]>", []any{arrow.Timestamp(1_000_000)}},
 	}
@@ -161,7 +164,7 @@ func TestDecodeOneof(t *testing.T) {
 	rec := h.record(t)
 	assert.Equal(t, []any{"4111", nil, nil, nil}, arrowtest.Column(rec, "card"))
 	assert.Equal(t, []any{nil, map[string]any{"x": int32(9), "y": ""}, nil, nil}, arrowtest.Column(rec, "bank"))
-	assert.Equal(t, []any{nil, nil, true, nil}, arrowtest.Column(rec, "cash"))
+	assert.Equal(t, []any{nil, nil, map[string]any{"_present": true}, nil}, arrowtest.Column(rec, "cash"))
 }
 
 func TestDecodeNestedMapsAndRepeatedMessages(t *testing.T) {
@@ -412,6 +415,9 @@ func TestDecodeBadRecordsAppendNothing(t *testing.T) {
 		{"timestamp beyond int64 microseconds", true, prefix(field(3, timestamp(1<<62, 0))), tarnpb.ErrOutOfRange, "ts"},
 		{"timestamp at the very edge", true, prefix(field(3, timestamp(9223372036854, 999999999))), tarnpb.ErrOutOfRange, "ts"},
 		{"timestamp with negative nanos", true, prefix(field(3, timestamp(1, -1))), tarnpb.ErrOutOfRange, "ts"},
+		// timestamp.proto's range, years 1-9999, as for every format.
+		{"timestamp in year 10000", true, prefix(field(3, timestamp(253402300800, 0))), tarnpb.ErrOutOfRange, "ts"},
+		{"timestamp in year 0", true, prefix(field(3, timestamp(-62135596801, 999999999))), tarnpb.ErrOutOfRange, "ts"},
 		{"duration with nanos of the wrong sign", true, prefix(field(4, timestamp(1, -5))), tarnpb.ErrOutOfRange, "d"},
 		{"value without a kind", true, prefix(field(5, nil)), tarnpb.ErrOutOfRange, "v"},
 		{"proto2 string not UTF-8", false, append(badUTF8, 0x10, 0x01), tarnpb.ErrOutOfRange, "s"},
@@ -466,4 +472,72 @@ func TestDecodeBuilderSchemaMismatch(t *testing.T) {
 	defer rb.Release()
 	assert.ErrorIs(t, dec.Append(rb, encode(t, md, `{"s": "a"}`)), tarnpb.ErrBuilderSchema)
 	assert.Equal(t, 0, rb.Field(0).Len())
+}
+
+// TestDecodeMarkerMessageGainsFields pins issue 14 item 10: an empty
+// message used as a oneof arm was mapped to boolean, so when the message
+// later gained a field the table's boolean could not become a struct and
+// the topic was suspended. Now the arm is a struct with the marker field
+// _present from the first schema; the new field is an optional column
+// added to it (codec.Fits asks for exactly that), and rows of both
+// schemas decode into the evolved table with _present true.
+func TestDecodeMarkerMessageGainsFields(t *testing.T) {
+	v1, v2 := message(t, readFile(t, "testdata/orders-v1.proto")), message(t, readFile(t, "testdata/orders-v2.proto"))
+	t1 := table(t, v1)
+	cancelled, ok := t1.FindFieldByName("cancelled")
+	require.True(t, ok)
+	assert.Equal(t, "struct<5: _present: optional boolean (true where the message is present)>", cancelled.Type.String())
+
+	_, err := tarnpb.NewDecoder(v2, t1)
+	require.ErrorIs(t, err, codec.ErrIncompatible)
+	assert.ErrorContains(t, err, "add it as an optional column", "the change is an allowed evolution")
+
+	// The table after the pipeline's evolution: reason added, optional.
+	evolved := iceberg.NewSchema(1, t1.Field(0), t1.Field(1), iceberg.NestedField{ID: cancelled.ID, Name: "cancelled",
+		Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			cancelled.Type.(*iceberg.StructType).FieldList[0],
+			{ID: 6, Name: "reason", Type: iceberg.PrimitiveTypes.String},
+		}}})
+	require.NoError(t, codec.Fits(table(t, v2), evolved))
+	h1 := newHarness(t, v1, evolved)
+	h2 := newHarness(t, v2, evolved)
+	require.NoError(t, h1.dec.Append(h1.rb, encode(t, v1, `{"id": "1", "cancelled": {}}`)))
+	require.NoError(t, h1.dec.Append(h1.rb, encode(t, v1, `{"id": "2", "shipped": {"carrier": "ups"}}`)))
+	require.NoError(t, h2.dec.Append(h2.rb, encode(t, v2, `{"id": "3", "cancelled": {"reason": "fraud"}}`)))
+	require.NoError(t, h2.dec.Append(h2.rb, encode(t, v2, `{"id": "4", "cancelled": {}}`)))
+	require.NoError(t, h2.dec.Append(h2.rb, encode(t, v2, `{"id": "5"}`)))
+	assert.Equal(t, []any{map[string]any{"_present": true, "reason": nil}, nil}, arrowtest.Column(h1.record(t), "cancelled"))
+	assert.Equal(t, []any{
+		map[string]any{"_present": true, "reason": "fraud"},
+		map[string]any{"_present": true, "reason": ""},
+		nil,
+	}, arrowtest.Column(h2.record(t), "cancelled"))
+}
+
+// TestDecodeEmptyMessageIntoLegacyBoolean: tables of builds that mapped
+// a message without fields to boolean keep decoding it (true when
+// present) instead of suspending on a boolean-to-struct change Iceberg
+// does not allow.
+func TestDecodeEmptyMessageIntoLegacyBoolean(t *testing.T) {
+	md := message(t, proto3(`int64 id = 1; oneof payment { string card = 2; google.protobuf.Empty cash = 3; }
+		repeated google.protobuf.Empty pings = 4;`))
+	legacy := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "card", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "cash", Type: iceberg.PrimitiveTypes.Bool},
+		iceberg.NestedField{ID: 4, Name: "pings", Required: true, Type: &iceberg.ListType{ElementID: 5, Element: iceberg.PrimitiveTypes.Bool, ElementRequired: true}})
+	h := newHarness(t, md, legacy)
+	require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{"id": "1", "cash": {}, "pings": [{}, {}]}`)))
+	require.NoError(t, h.dec.Append(h.rb, encode(t, md, `{"id": "2", "card": "4111"}`)))
+	rec := h.record(t)
+	assert.Equal(t, []any{true, nil}, arrowtest.Column(rec, "cash"))
+	assert.Equal(t, []any{[]any{true, true}, []any{}}, arrowtest.Column(rec, "pings"))
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	require.NoError(t, err)
+
+	return string(b)
 }

@@ -20,9 +20,10 @@ import (
 //     whole range, up to 18446744073709551615).
 //   - enum → string: the value's name; a number the enum does not declare
 //     (proto3 enums are open) is its decimal string, as protojson writes it.
-//   - message → struct; a message without fields (google.protobuf.Empty)
-//     → boolean, true when present, because Parquet cannot store a group
-//     without columns.
+//   - message → struct; a message without fields (google.protobuf.Empty,
+//     or a marker message used as a oneof arm) → a struct with one
+//     optional boolean field, [MarkerField], true whenever the message is
+//     present (see MarkerField for why).
 //   - repeated → list; map<K, V> → map, keys mapped by their type.
 //   - oneof → its members as optional fields of the enclosing struct.
 //   - well-known types: google.protobuf.Timestamp → timestamptz (µs,
@@ -59,6 +60,71 @@ func ToIceberg(md protoreflect.MessageDescriptor) (*iceberg.Schema, error) {
 	return iceberg.AssignFreshSchemaIDs(iceberg.NewSchema(0, st.FieldList...), nil)
 }
 
+// MarkerField is the one field of the struct a message without fields
+// maps to: an optional boolean, true in every row where the message is
+// present (the struct itself is null where it is absent). Parquet cannot
+// store a group without columns, and several engines cannot read a
+// struct without fields, so the struct needs one; and a struct (unlike
+// the boolean Tarn once mapped such messages to) has room to grow: when
+// a later schema gives the message fields (a oneof arm `Cancelled {}`
+// that becomes `Cancelled { string reason = 1; }`), they are added to the
+// struct as optional columns, an Iceberg schema evolution, and the topic
+// keeps running. The decoder keeps filling MarkerField with true for
+// messages that have fields but no field of that name, so the column
+// means the same in every row.
+const MarkerField = "_present"
+
+// markerStruct is the type of a message without fields.
+func markerStruct() *iceberg.StructType {
+	return &iceberg.StructType{FieldList: []iceberg.NestedField{{Name: MarkerField, Type: iceberg.PrimitiveTypes.Bool,
+		Doc: "true where the message is present"}}}
+}
+
+// isMarker reports whether a target struct field is a MarkerField.
+func isMarker(f iceberg.NestedField) bool {
+	return f.Name == MarkerField && f.Type.Equals(iceberg.PrimitiveTypes.Bool)
+}
+
+// withLegacyEmpty returns writer type w with every marker struct (a
+// message without fields, markerStruct) whose column in target type t is
+// a boolean replaced by boolean: builds before MarkerField mapped such
+// messages to boolean, and their tables keep decoding instead of
+// suspending on an evolution Iceberg does not allow (boolean to struct).
+// Such a message that gains fields still cannot be stored there.
+func withLegacyEmpty(w, t iceberg.Type) iceberg.Type {
+	switch wt := w.(type) {
+	case *iceberg.StructType:
+		switch tt := t.(type) {
+		case iceberg.BooleanType:
+			if len(wt.FieldList) == 1 && isMarker(wt.FieldList[0]) {
+				return iceberg.PrimitiveTypes.Bool
+			}
+		case *iceberg.StructType:
+			fields := slices.Clone(wt.FieldList)
+			for i, f := range fields {
+				if j := slices.IndexFunc(tt.FieldList, func(g iceberg.NestedField) bool { return g.Name == f.Name }); j >= 0 {
+					fields[i].Type = withLegacyEmpty(f.Type, tt.FieldList[j].Type)
+				}
+			}
+			return &iceberg.StructType{FieldList: fields}
+		}
+	case *iceberg.ListType:
+		if tt, ok := t.(*iceberg.ListType); ok {
+			l := *wt
+			l.Element = withLegacyEmpty(wt.Element, tt.Element)
+			return &l
+		}
+	case *iceberg.MapType:
+		if tt, ok := t.(*iceberg.MapType); ok {
+			m := *wt
+			m.ValueType = withLegacyEmpty(wt.ValueType, tt.ValueType)
+			return &m
+		}
+	}
+
+	return w
+}
+
 // wkt classifies the well-known message types that do not map to a struct.
 type wkt uint8
 
@@ -68,7 +134,7 @@ const (
 	wktDuration      // google.protobuf.Duration
 	wktWrapper       // google.protobuf.*Value wrappers: their field "value"
 	wktJSON          // Struct, Value, ListValue, Any
-	wktEmpty         // any message without fields
+	wktEmpty         // any message without fields: markerStruct
 )
 
 func wktOf(md protoreflect.MessageDescriptor) wkt {
@@ -119,7 +185,7 @@ func (m *mapper) message(md protoreflect.MessageDescriptor, path string) (iceber
 	case wktJSON:
 		return iceberg.PrimitiveTypes.String, nil
 	case wktEmpty:
-		return iceberg.PrimitiveTypes.Bool, nil
+		return markerStruct(), nil
 	}
 
 	return m.structOf(md, path)

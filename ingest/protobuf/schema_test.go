@@ -60,7 +60,7 @@ func TestToIcebergTypeMapping(t *testing.T) {
 		{"Value", `google.protobuf.Value f = 1;`, "string", true},
 		{"ListValue", `google.protobuf.ListValue f = 1;`, "string", true},
 		{"Any", `google.protobuf.Any f = 1;`, "string", true},
-		{"Empty", `google.protobuf.Empty f = 1;`, "boolean", true},
+		{"Empty", `google.protobuf.Empty f = 1;`, "struct<2: _present: optional boolean (true where the message is present)>", true},
 		{"repeated timestamp", `repeated google.protobuf.Timestamp f = 1;`, "list<timestamptz>", false},
 		{"repeated wrapper", `repeated google.protobuf.Int32Value f = 1;`, "list<int>", false},
 	}
@@ -105,7 +105,7 @@ func TestToIcebergOneofFlattens(t *testing.T) {
 	sc := table(t, message(t, proto3(`int64 id = 1; oneof payment { string card = 2; In bank = 3; google.protobuf.Empty cash = 4; }`)))
 	require.Len(t, sc.Fields(), 4)
 	for i, want := range []string{"1: id: required long", "2: card: optional string",
-		"3: bank: optional struct<4: x: required int, 5: y: required string>", "6: cash: optional boolean"} {
+		"3: bank: optional struct<4: x: required int, 5: y: required string>", "6: cash: optional struct<7: _present: optional boolean (true where the message is present)>"} {
 		assert.Equal(t, want, sc.Field(i).String())
 	}
 }

@@ -2,6 +2,7 @@ package protobuf
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -200,7 +201,14 @@ func (n *timeNode) read(s *state, v protoreflect.Value) error {
 	if (frac > 0 && us > math.MaxInt64-frac) || (frac < 0 && us < math.MinInt64-frac) {
 		return outOfRange(n.path, "%s of %d seconds overflows int64 microseconds", what, sec)
 	}
-	s.t.PutInt(us + frac)
+	us += frac
+	// google/protobuf/timestamp.proto: from 0001-01-01T00:00:00Z to
+	// 9999-12-31T23:59:59.999999999Z, the range of every format's
+	// timestamps.
+	if !n.duration && !codec.TimestampInRange(us) {
+		return codec.TimestampRangeError(n.path, us, fmt.Sprintf("timestamp %ds %dns", sec, nanos))
+	}
+	s.t.PutInt(us)
 
 	return nil
 }
@@ -253,8 +261,9 @@ func (n *jsonNode) read(s *state, v protoreflect.Value) error {
 
 func (n *jsonNode) write(t *tape.Tape, b array.Builder) { t.Write(tape.StringBytes, b) }
 
-// emptyNode is a message without fields: true when present (its absence
-// is the enclosing field's null).
+// emptyNode is a message without fields into a boolean column, as builds
+// before MarkerField mapped it: true when present (its absence is the
+// enclosing field's null).
 type emptyNode struct{}
 
 func (emptyNode) read(*state, protoreflect.Value) error { return nil }

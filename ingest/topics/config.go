@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ingest/jsonrow"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 )
 
@@ -64,6 +65,14 @@ type TopicConfig struct {
 	// Schema is the table's user columns as Iceberg schema JSON, for format
 	// json only (field ids are reassigned).
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// TimestampUnit, for format json only, is the unit of JSON integers in
+	// timestamp and timestamptz columns: ms (default), us, ns or s since
+	// 1970-01-01T00:00:00 (pipeline.Config.TimestampUnit).
+	TimestampUnit string `json:"timestamp-unit,omitempty"`
+	// FieldNameMatching, for format json only, is how JSON field names
+	// find their columns: exact (default) or case-insensitive
+	// (pipeline.Config.FieldNameMatching).
+	FieldNameMatching string `json:"field-name-matching,omitempty"`
 }
 
 // Patch changes a topic (PATCH /management/v1/topics/{topic}); nil fields
@@ -73,10 +82,12 @@ type Patch struct {
 	TargetFileSizeBytes *int64    `json:"target-file-size-bytes,omitempty"`
 	ErrorMode           *string   `json:"error-mode,omitempty"`
 	PartitionSpec       *[]string `json:"partition-spec,omitempty"`
+	TimestampUnit       *string   `json:"timestamp-unit,omitempty"`
+	FieldNameMatching   *string   `json:"field-name-matching,omitempty"`
 }
 
 // PatchFields are the JSON names a Patch may carry.
-var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec"}
+var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec", "timestamp-unit", "field-name-matching"}
 
 // ParseTable splits "ns.sub.name" into a catalog identifier. Errors wrap
 // ErrInvalid.
@@ -135,6 +146,14 @@ func (c TopicConfig) withDefaults() TopicConfig {
 	if c.Start == "" {
 		c.Start = StartEarliest
 	}
+	if c.Format == string(pipeline.FormatJSON) {
+		if c.TimestampUnit == "" {
+			c.TimestampUnit = string(jsonrow.Millis)
+		}
+		if c.FieldNameMatching == "" {
+			c.FieldNameMatching = string(pipeline.FieldNamesExact)
+		}
+	}
 	return c
 }
 
@@ -175,6 +194,8 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 		ErrorMode:           pipeline.ErrorMode(c.ErrorMode),
 		PartitionSpec:       slices.Clone(c.PartitionSpec),
 		Format:              pipeline.Format(c.Format),
+		TimestampUnit:       jsonrow.TimestampUnit(c.TimestampUnit),
+		FieldNameMatching:   pipeline.FieldNameMatching(c.FieldNameMatching),
 	}
 	if len(c.Schema) > 0 && string(c.Schema) != "null" {
 		if pc.Format != pipeline.FormatJSON {
@@ -220,6 +241,12 @@ func (p Patch) apply(c TopicConfig) TopicConfig {
 			c.PartitionSpec = []string{}
 		}
 	}
+	if p.TimestampUnit != nil {
+		c.TimestampUnit = *p.TimestampUnit
+	}
+	if p.FieldNameMatching != nil {
+		c.FieldNameMatching = *p.FieldNameMatching
+	}
 	return c
 }
 
@@ -233,7 +260,12 @@ func (p Patch) validate() error {
 		return errorf(ErrInvalid, "target-file-size-bytes must be positive, got %d", *p.TargetFileSizeBytes)
 	case p.ErrorMode != nil && *p.ErrorMode == "":
 		return errorf(ErrInvalid, "error-mode must not be empty (suspend, skip or dlq)")
-	case p.TargetLagMs == nil && p.TargetFileSizeBytes == nil && p.ErrorMode == nil && p.PartitionSpec == nil:
+	case p.TimestampUnit != nil && *p.TimestampUnit == "":
+		return errorf(ErrInvalid, "timestamp-unit must not be empty (ms, us, ns or s)")
+	case p.FieldNameMatching != nil && *p.FieldNameMatching == "":
+		return errorf(ErrInvalid, "field-name-matching must not be empty (exact or case-insensitive)")
+	case p.TargetLagMs == nil && p.TargetFileSizeBytes == nil && p.ErrorMode == nil && p.PartitionSpec == nil &&
+		p.TimestampUnit == nil && p.FieldNameMatching == nil:
 		return errorf(ErrInvalid, "nothing to change: give one of %s", strings.Join(PatchFields, ", "))
 	}
 	return nil

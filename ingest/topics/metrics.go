@@ -34,6 +34,12 @@ var (
 		"Offsets skipped because Kafka no longer had them (retention, data loss).", []string{"topic"}, nil)
 	descLastCommit = prometheus.NewDesc("tarn_topic_last_commit_timestamp_seconds",
 		"Unix time of the last commit to the topic's table.", []string{"topic"}, nil)
+	descUnfilled = prometheus.NewDesc("tarn_topic_unfilled_columns",
+		"Format json: declared columns no record stored since Tarn started carried a value for (status coverage.unfilled-columns names them).",
+		[]string{"topic"}, nil)
+	descUnmatched = prometheus.NewDesc("tarn_topic_unmatched_fields",
+		"Format json: distinct record fields that match no declared column (status coverage.unmatched-fields names them; at most 1000).",
+		[]string{"topic"}, nil)
 )
 
 // collector reads the manager's topics on every scrape; lag comes from
@@ -42,7 +48,7 @@ type collector struct{ m *Manager }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descState, descLagRecords, descLagSeconds, descRows, descBytes, descFiles,
-		descCommits, descConflicts, descErrors, descGapOffsets, descLastCommit} {
+		descCommits, descConflicts, descErrors, descGapOffsets, descLastCommit, descUnfilled, descUnmatched} {
 		ch <- d
 	}
 }
@@ -79,6 +85,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descGapOffsets, prometheus.CounterValue, float64(gapOffsets), st.Topic)
 		if st.LastCommit != nil {
 			ch <- prometheus.MustNewConstMetric(descLastCommit, prometheus.GaugeValue, float64(st.LastCommit.UnixNano())/1e9, st.Topic)
+		}
+		if st.Coverage != nil {
+			ch <- prometheus.MustNewConstMetric(descUnfilled, prometheus.GaugeValue, float64(len(st.Coverage.UnfilledColumns)), st.Topic)
+			ch <- prometheus.MustNewConstMetric(descUnmatched, prometheus.GaugeValue, float64(len(st.Coverage.UnmatchedFields)), st.Topic)
 		}
 	}
 }

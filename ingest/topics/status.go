@@ -4,6 +4,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/source"
 )
@@ -67,8 +68,26 @@ type Status struct {
 	Cluster string `json:"cluster"`
 	// StartOffsets are the offsets resolved from Config.Start at enable.
 	StartOffsets map[int32]int64 `json:"start-offsets"`
+	// Coverage is, for format json, how the records stored since Tarn
+	// started filled the declared schema; absent before the first commit
+	// and for the other formats.
+	Coverage *Coverage `json:"coverage,omitempty"`
 	// Config is the stored configuration (defaults applied).
 	Config TopicConfig `json:"config"`
+}
+
+// Coverage shows the declared columns a format json topic's records leave
+// empty and the fields they carry that no column takes (codec.Coverage),
+// so that a column that stays null because the data spells it otherwise
+// ("title" for Title) is visible instead of silent.
+type Coverage struct {
+	// UnfilledColumns are the name paths of declared columns no stored
+	// record carried a value for (absent or null in every one); a struct
+	// column stands for its fields. In schema order.
+	UnfilledColumns []string `json:"unfilled-columns"`
+	// UnmatchedFields are the paths of record fields that match no
+	// column, dropped on purpose or misspelled; sorted, at most 1000.
+	UnmatchedFields []string `json:"unmatched-fields"`
 }
 
 // Gap is a range of offsets of one partition that were skipped because
@@ -79,6 +98,14 @@ type Gap struct {
 	LastMissingOffset  int64     `json:"last-missing-offset"`
 	Cause              string    `json:"cause"`
 	Detected           time.Time `json:"detected"`
+}
+
+// nonNil makes an empty list [] in JSON.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func gapOf(g source.Gap) Gap {
@@ -93,6 +120,7 @@ func gapOf(g source.Gap) Gap {
 type counters struct {
 	rows, bytes, files, commits, stale int64
 	lastCommit                         time.Time
+	coverage                           codec.Coverage
 }
 
 // add adds st's counters.
@@ -105,6 +133,7 @@ func (c *counters) add(st pipeline.Status) {
 	if st.LastCommit.After(c.lastCommit) {
 		c.lastCommit = st.LastCommit
 	}
+	c.coverage = c.coverage.Merge(st.Coverage)
 }
 
 // statusLocked builds t's status from its record, counters, current
@@ -143,6 +172,9 @@ func (t *topic) statusLocked() Status {
 	if !c.lastCommit.IsZero() {
 		lc := c.lastCommit
 		st.LastCommit = &lc
+	}
+	if c.coverage.Rows > 0 {
+		st.Coverage = &Coverage{UnfilledColumns: nonNil(c.coverage.Unfilled), UnmatchedFields: nonNil(c.coverage.Unmatched)}
 	}
 	st.Errors = maps.Clone(t.errs)
 	if st.Errors == nil {

@@ -1,0 +1,72 @@
+package codec
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Rules every format applies to the values it stores, so that a value
+// reads the same whichever format carried it.
+
+// ParseUUID reads a uuid in its canonical text form, the one the Avro
+// spec ("Logical Types: UUID", RFC 4122 string form), JSON Schema's
+// "uuid" format and RFC 9562 §4 name: 36 characters, 32 hexadecimal
+// digits (either case) in groups of 8-4-4-4-12 joined by hyphens
+// ("f81d4fae-7dec-11d0-a765-00a0c91e6bf6"). Braces, a "urn:uuid:"
+// prefix and the 32 digits without hyphens, which google/uuid's Parse
+// also takes, are refused: ok is false.
+func ParseUUID(s []byte) (u uuid.UUID, ok bool) {
+	if len(s) != 36 {
+		return uuid.UUID{}, false
+	}
+	// At 36 characters uuid.ParseBytes checks the hyphens' positions and
+	// every digit.
+	u, err := uuid.ParseBytes(s)
+
+	return u, err == nil
+}
+
+// The range of dates and timestamps a format stores: years 1 to 9999,
+// the range of Java's and Python's date-time types, of SQL's TIMESTAMP
+// (ISO 9075) and of google.protobuf.Timestamp. A value outside it is
+// nearly always a wrong unit (microseconds read as milliseconds land in
+// year 56132), and readers choke on it: pyiceberg reads such a column
+// into Arrow, but turning it into Python values (to_pylist, pandas) fails
+// with "OverflowError: date value out of range", for the whole table. So
+// it is a bad record (ErrOutOfRange), not a row.
+const (
+	// MinTimestampMicros is 0001-01-01T00:00:00Z in microseconds since
+	// the epoch.
+	MinTimestampMicros int64 = -62_135_596_800_000_000
+	// MaxTimestampMicros is 9999-12-31T23:59:59.999999Z in microseconds
+	// since the epoch.
+	MaxTimestampMicros int64 = 253_402_300_799_999_999
+	// MinDateDays is 0001-01-01 in days since 1970-01-01.
+	MinDateDays int64 = -719_162
+	// MaxDateDays is 9999-12-31 in days since 1970-01-01.
+	MaxDateDays int64 = 2_932_896
+)
+
+// TimestampInRange reports whether micros (microseconds since the epoch,
+// a timestamp or timestamptz value) lies in years 1 to 9999.
+func TimestampInRange(micros int64) bool {
+	return micros >= MinTimestampMicros && micros <= MaxTimestampMicros
+}
+
+// DateInRange reports whether days (since 1970-01-01, a date value) lies
+// in years 1 to 9999.
+func DateInRange(days int64) bool { return days >= MinDateDays && days <= MaxDateDays }
+
+// TimestampRangeError is the error for a timestamp outside
+// TimestampInRange: a *FieldError at path wrapping ErrOutOfRange that
+// says where micros would have been, with what (the value as the format
+// read it: "timestamp-millis 1709190000000000") first.
+func TimestampRangeError(path string, micros int64, what string) error {
+	return FieldErrorf(path, ErrOutOfRange, "%s is in year %d, outside years 1-9999 (wrong unit?)", what, time.UnixMicro(micros).UTC().Year())
+}
+
+// DateRangeError is TimestampRangeError for a date outside DateInRange.
+func DateRangeError(path string, days int64, what string) error {
+	return FieldErrorf(path, ErrOutOfRange, "%s is %d days from 1970-01-01, outside years 1-9999", what, days)
+}
