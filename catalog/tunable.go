@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
@@ -33,21 +32,14 @@ func tunableOnly(updates []table.Update) bool {
 		var keys []string
 		switch u.Action() {
 		case table.UpdateSetProperties, table.UpdateRemoveProperties:
-			b, err := json.Marshal(u)
+			f, err := FieldsOf(u)
 			if err != nil {
 				return false
 			}
-			var v struct {
-				Updates  map[string]string `json:"updates"`
-				Removals []string          `json:"removals"`
-			}
-			if err := json.Unmarshal(b, &v); err != nil {
-				return false
-			}
-			for k := range v.Updates {
+			for k := range f.Updates {
 				keys = append(keys, k)
 			}
-			keys = append(keys, v.Removals...)
+			keys = append(keys, f.Removals...)
 		default:
 			return false
 		}

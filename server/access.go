@@ -94,8 +94,8 @@ func (s *Server) createPrincipal(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req CreatePrincipalRequest
-	if err := decodeStrictBody(c, &req); err != nil {
+	req, err := requestBody[CreatePrincipalRequest](c)
+	if err != nil {
 		return err
 	}
 	secret, err := st.CreatePrincipal(c.Request().Context(), req.ID, req.External)
@@ -183,8 +183,8 @@ func (s *Server) createRole(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req CreateRoleRequest
-	if err := decodeStrictBody(c, &req); err != nil {
+	req, err := requestBody[CreateRoleRequest](c)
+	if err != nil {
 		return err
 	}
 	if err := st.CreateRole(c.Request().Context(), req.Name); err != nil {
@@ -224,17 +224,17 @@ func (s *Server) changeGrant(c echo.Context, add bool) error {
 	if err != nil {
 		return err
 	}
-	var g auth.Grant
-	if err := decodeStrictBody(c, &g); err != nil {
+	g, err := requestBody[auth.Grant](c)
+	if err != nil {
 		return err
 	}
 	if g.Role == "" {
 		return fmt.Errorf("%w: role is required", errBadRequest)
 	}
 	if add {
-		err = st.AddGrant(c.Request().Context(), g)
+		err = st.AddGrant(c.Request().Context(), *g)
 	} else {
-		err = st.RevokeGrant(c.Request().Context(), g)
+		err = st.RevokeGrant(c.Request().Context(), *g)
 	}
 	if err != nil {
 		return err

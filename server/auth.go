@@ -1,18 +1,17 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/labstack/echo/v4"
 
 	"github.com/tarnhq/tarn/auth"
@@ -79,6 +78,24 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(identityContext, id)
+		return next(c)
+	}
+}
+
+// authorizeRequest is the middleware that runs authorize in oauth2 mode,
+// after authenticate and decodeRequest: the request body, if the route
+// takes one, is already decoded (strictly, once), and authorize reads
+// that value. It fails closed: a route behind the token without an
+// identity (authenticate did not run) is 401.
+func (s *Server) authorizeRequest(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.Auth == nil || !s.needsToken(c.Request().URL.Path) {
+			return next(c)
+		}
+		id := identity(c)
+		if id == nil {
+			return fmt.Errorf("%w: no identity", auth.ErrUnauthenticated)
+		}
 		if err := s.authorize(c, id); err != nil {
 			return err
 		}
@@ -112,9 +129,11 @@ const visible auth.Privilege = ""
 
 // authorize decides whether id may make this request, by route template
 // (restRoutes, managementRoutes), path parameters and, for routes that
-// name their targets in the body, the body (read and put back). It runs
-// before the handler, so a refused request changes nothing. A route it
-// does not know needs manage on the catalog: new routes fail closed.
+// name their targets in the body, the body as decodeRequest decoded it:
+// the very value the handler acts on (the TableUpdates the catalog
+// applies, not a second reading of the JSON). It runs before the
+// handler, so a refused request changes nothing. A route it does not
+// know needs manage on the catalog: new routes fail closed.
 func (s *Server) authorize(c echo.Context, id *auth.Identity) error {
 	checks, err := s.checksFor(c)
 	if err != nil {
@@ -151,12 +170,12 @@ func (s *Server) authorize(c echo.Context, id *auth.Identity) error {
 	return nil
 }
 
+// checksFor lists the privileges the request needs. A body the checks
+// depend on that lacks what names the securable (a rename without its
+// source, a transaction change without its identifier, a namespace
+// create without levels) is 400 here, never "no checks".
 func (s *Server) checksFor(c echo.Context) ([]check, error) {
-	route := c.Path()
-	route = strings.TrimPrefix(route, "/v1/:prefix")
-	if r, ok := strings.CutPrefix(route, "/v1"); ok && !strings.HasPrefix(route, "/v1/:prefix") {
-		route = r
-	}
+	route := routeOf(c)
 	m := c.Request().Method
 	ns := func() (auth.Securable, error) {
 		n, err := namespaceParam(c)
@@ -182,9 +201,12 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 			}
 			return nil, nil // filtered by visibleNamespaces
 		}
-		var req spec.CreateNamespaceRequest
-		if err := peekBody(c, &req); err != nil || len(req.Namespace) == 0 {
-			return nil, err // the handler reports the bad body
+		req, err := requestBody[spec.CreateNamespaceRequest](c)
+		if err != nil {
+			return nil, err
+		}
+		if len(req.Namespace) == 0 {
+			return nil, fmt.Errorf("%w: namespace is required", errBadRequest)
 		}
 		checks := []check{{auth.Create, parentOf(req.Namespace)}}
 		return append(checks, s.namespaceLocationChecks(c, req.Namespace, req.Properties)...), nil
@@ -201,8 +223,8 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		if err != nil {
 			return nil, err
 		}
-		var req spec.UpdateNamespacePropertiesRequest
-		if err := peekBody(c, &req); err != nil {
+		req, err := requestBody[spec.UpdateNamespacePropertiesRequest](c)
+		if err != nil {
 			return nil, err
 		}
 		return append([]check{{auth.Write, n}}, s.namespaceLocationChecks(c, n.Namespace, req.Updates)...), nil
@@ -216,15 +238,23 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		}
 		// createTable, stage-create and createView with an explicit
 		// location or (tables) write.data.path / write.metadata.path.
-		var req struct {
-			Location   string            `json:"location"`
-			Properties map[string]string `json:"properties"`
+		var location string
+		var props map[string]string
+		if route == "/namespaces/:namespace/tables" {
+			req, err := requestBody[spec.CreateTableRequest](c)
+			if err != nil {
+				return nil, err
+			}
+			location, props = req.Location, req.Properties
+		} else {
+			req, err := requestBody[spec.CreateViewRequest](c)
+			if err != nil {
+				return nil, err
+			}
+			location, props = req.Location, req.Properties
 		}
-		if err := peekBody(c, &req); err != nil {
-			return nil, err
-		}
-		if (req.Location != "" && s.locationNeedsManage(c, n.Namespace, req.Location, true)) ||
-			s.pathPropertiesNeedManage(c, n.Namespace, req.Properties) {
+		if (location != "" && s.locationNeedsManage(c, n.Namespace, location, true)) ||
+			s.pathPropertiesNeedManage(c, n.Namespace, props) {
 			return []check{{auth.Create, n}, {auth.Manage, auth.Catalog()}}, nil
 		}
 		return []check{{auth.Create, n}}, nil
@@ -239,8 +269,15 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		// by registering that table's metadata in its own namespace.
 		// So registering needs manage on the catalog too.
 		checks := []check{{auth.Create, n}, {auth.Manage, auth.Catalog()}}
-		var req spec.RegisterTableRequest
-		if err := peekBody(c, &req); err == nil && req.Overwrite && route == "/namespaces/:namespace/register" {
+		if route == "/namespaces/:namespace/register-view" {
+			_, err := requestBody[spec.RegisterViewRequest](c)
+			return checks, err
+		}
+		req, err := requestBody[spec.RegisterTableRequest](c)
+		if err != nil {
+			return nil, err
+		}
+		if req.Overwrite {
 			checks = append(checks, check{auth.Write, auth.Table(n.Namespace, req.Name)}, check{auth.Drop, auth.Table(n.Namespace, req.Name)})
 		}
 		return checks, nil
@@ -255,15 +292,20 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 			return one(auth.Read, t, err)
 		case http.MethodPost:
 			if err != nil {
-				return one(auth.Write, t, err)
-			}
-			var req struct {
-				Updates []locationUpdate `json:"updates"`
-			}
-			if err := peekBody(c, &req); err != nil {
 				return nil, err
 			}
-			return append([]check{{auth.Write, t}}, s.setLocationChecks(c, t.Namespace, req.Updates)...), nil
+			if param == "view" {
+				req, err := requestBody[spec.CommitViewRequest](c)
+				if err != nil {
+					return nil, err
+				}
+				return commitChecks(s, c, t, nil, req.Updates)
+			}
+			req, err := requestBody[spec.CommitTableRequest](c)
+			if err != nil {
+				return nil, err
+			}
+			return commitChecks(s, c, t, req.Requirements, req.Updates)
 		case http.MethodDelete:
 			return one(auth.Drop, t, err)
 		}
@@ -275,16 +317,17 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 	case "/namespaces/:namespace/tables/:table/sign":
 		// Remote signing: reading files needs read, anything else write.
 		t, err := obj("table", auth.Table)
-		var req struct {
-			Method string `json:"method"`
+		if err != nil {
+			return nil, err
 		}
-		if err := peekBody(c, &req); err != nil {
+		req, err := requestBody[spec.RemoteSignRequest](c)
+		if err != nil {
 			return nil, err
 		}
 		if m := strings.ToUpper(req.Method); m == http.MethodGet || m == http.MethodHead {
-			return one(auth.Read, t, err)
+			return one(auth.Read, t, nil)
 		}
-		return one(auth.Write, t, err)
+		return one(auth.Write, t, nil)
 	case "/namespaces/:namespace/tables/:table/metrics":
 		t, err := obj("table", auth.Table)
 		return one(auth.Read, t, err)
@@ -293,54 +336,56 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		if route == "/views/rename" {
 			mk = auth.View
 		}
-		var req spec.RenameTableRequest
-		if err := peekBody(c, &req); err != nil || req.Source == nil || req.Destination == nil {
+		req, err := requestBody[spec.RenameTableRequest](c)
+		if err != nil {
 			return nil, err
+		}
+		if req.Source == nil || req.Destination == nil {
+			return nil, fmt.Errorf("%w: source and destination are required", errBadRequest)
 		}
 		return []check{{auth.Drop, mk(req.Source.Namespace, req.Source.Name)}, {auth.Create, auth.Namespace(req.Destination.Namespace)}}, nil
 	case "/transactions/commit":
-		var req struct {
-			TableChanges []struct {
-				Identifier *spec.TableIdentifier `json:"identifier"`
-				Updates    []locationUpdate      `json:"updates"`
-			} `json:"table-changes"`
-		}
-		if err := peekBody(c, &req); err != nil {
+		req, err := requestBody[spec.CommitTransactionRequest](c)
+		if err != nil {
 			return nil, err
 		}
 		var checks []check
-		for _, ch := range req.TableChanges {
-			if ch.Identifier != nil {
-				checks = append(checks, check{auth.Write, auth.Table(ch.Identifier.Namespace, ch.Identifier.Name)})
-				checks = append(checks, s.setLocationChecks(c, ch.Identifier.Namespace, ch.Updates)...)
+		for i, ch := range req.TableChanges {
+			if ch.Identifier == nil {
+				return nil, fmt.Errorf("%w: table-changes[%d] has no identifier", errBadRequest, i)
 			}
+			more, err := commitChecks(s, c, auth.Table(ch.Identifier.Namespace, ch.Identifier.Name), ch.Requirements, ch.Updates)
+			if err != nil {
+				return nil, err
+			}
+			checks = append(checks, more...)
 		}
 		return checks, nil
 	case "/management/v1/topics":
 		if m == http.MethodGet {
 			return nil, nil // filtered by visibleTopics
 		}
-		var req struct {
-			Table string `json:"table"`
-		}
-		if err := peekBody(c, &req); err != nil {
+		req, err := requestBody[topics.TopicConfig](c)
+		if err != nil {
 			return nil, err
 		}
-		if t, err := topics.ParseTable(req.Table); err == nil {
-			return one(auth.Manage, auth.Namespace(t.Namespace), nil)
+		t, err := topics.ParseTable(req.Table)
+		if err != nil {
+			return nil, err // says only what is wrong with the name sent
 		}
-		return nil, nil // the handler reports the bad table name
+		return one(auth.Manage, auth.Namespace(t.Namespace), nil)
 	case "/management/v1/topics/:topic", "/management/v1/topics/:topic/resume":
 		return one(auth.Manage, s.topicNamespace(c), nil)
 	case "/management/v1/maintenance/run":
-		var req RunMaintenanceRequest
-		if err := peekBody(c, &req); err != nil {
+		req, err := requestBody[RunMaintenanceRequest](c)
+		if err != nil {
 			return nil, err
 		}
-		if id, err := ParseTableName(req.Table); err == nil {
-			return one(auth.Manage, auth.Table(id.Namespace, id.Name), nil)
+		id, err := ParseTableName(req.Table)
+		if err != nil {
+			return nil, err // says only what is wrong with the name sent
 		}
-		return nil, nil // the handler reports the bad table name
+		return one(auth.Manage, auth.Table(id.Namespace, id.Name), nil)
 	case "/management/v1/grants", "/management/v1/grants/revoke":
 		// Granting or revoking a privilege on a securable needs manage on
 		// it (inherited from its namespaces and the catalog): a
@@ -349,8 +394,8 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		if m != http.MethodPost {
 			break
 		}
-		var g auth.Grant
-		if err := peekBody(c, &g); err != nil {
+		g, err := requestBody[auth.Grant](c)
+		if err != nil {
 			return nil, err
 		}
 		if g.On.Validate() != nil {
@@ -358,28 +403,46 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		}
 		return one(auth.Manage, g.On, nil)
 	}
-	if strings.HasPrefix(route, "/management/v1/principals") || strings.HasPrefix(route, "/management/v1/roles") ||
-		strings.HasPrefix(route, "/management/v1/grants") {
-		return one(auth.Manage, auth.Catalog(), nil)
-	}
 	return one(auth.Manage, auth.Catalog(), nil)
 }
 
-// locationUpdate is the part of a table or view update that can move
-// its files: set-location, and set-properties of a path property.
-type locationUpdate struct {
-	Action   string            `json:"action"`
-	Location string            `json:"location"`
-	Updates  map[string]string `json:"updates"`
+// updateAction is what commitChecks reads of a decoded table or view
+// update (table.Update and view.Update both have it).
+type updateAction interface{ Action() string }
+
+// commitChecks is what a commit to table or view t (a single commit or a
+// change of a transaction) needs: write on t; create on t's namespace
+// when its requirements hold assert-create (the commit creates the
+// table, as createTable does); and manage on the catalog when one of the
+// decoded updates (the values the catalog applies, whatever JSON
+// spelling carried them) moves its files outside the namespace's own
+// directory (setLocationChecks).
+func commitChecks[U updateAction](s *Server, c echo.Context, t auth.Securable, reqs table.Requirements, updates []U) ([]check, error) {
+	checks := []check{{auth.Write, t}}
+	if slices.ContainsFunc(reqs, func(r table.Requirement) bool { return r.GetType() == "assert-create" }) {
+		checks = append(checks, check{auth.Create, auth.Namespace(t.Namespace)})
+	}
+	fields := make([]catalog.UpdateFields, 0, len(updates))
+	for _, u := range updates {
+		switch u.Action() { // the spec's names, the same for views
+		case table.UpdateSetLocation, table.UpdateSetProperties:
+			f, err := catalog.FieldsOf(u)
+			if err != nil {
+				return nil, err
+			}
+			fields = append(fields, f)
+		}
+	}
+	return append(checks, s.setLocationChecks(c, t.Namespace, fields)...), nil
 }
 
 // setLocationChecks asks manage on the catalog when updates move a table
-// or view of namespace ns, or some of its files (write.data.path,
-// write.metadata.path), outside ns's own directory.
-func (s *Server) setLocationChecks(c echo.Context, ns []string, updates []locationUpdate) []check {
+// or view of namespace ns, or some of its files (catalog.FilePathProperties),
+// outside ns's own directory.
+func (s *Server) setLocationChecks(c echo.Context, ns []string, updates []catalog.UpdateFields) []check {
 	for _, u := range updates {
-		if (u.Action == "set-location" && s.locationNeedsManage(c, ns, u.Location, false)) ||
-			(u.Action == "set-properties" && s.pathPropertiesNeedManage(c, ns, u.Updates)) {
+		if (u.Action == table.UpdateSetLocation && s.locationNeedsManage(c, ns, u.Location, false)) ||
+			(u.Action == table.UpdateSetProperties && s.pathPropertiesNeedManage(c, ns, u.Updates)) {
 			return []check{{auth.Manage, auth.Catalog()}}
 		}
 	}
@@ -479,20 +542,6 @@ func (s *Server) topicNamespace(c echo.Context) auth.Securable {
 		return auth.Catalog()
 	}
 	return auth.Namespace(t.Namespace)
-}
-
-// peekBody decodes the JSON body into v and puts the bytes back for the
-// handler. A body that does not decode is left to the handler (which
-// answers 400) and yields v's zero value.
-func peekBody(c echo.Context, v any) error {
-	r := c.Request()
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		return fmt.Errorf("%w: read body: %v", errBadRequest, err)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	_ = json.Unmarshal(b, v)
-	return nil
 }
 
 // visibleOnly sets page.Keep to the caller's visibility (of namespaces,

@@ -70,7 +70,7 @@ func exceptionFor(err error) spec.Exception {
 	case errors.Is(err, catalog.ErrCommitStateUnknown):
 		return spec.CommitStateUnknown
 	// JSON errors are not matched here: request bodies are decoded by
-	// decodeBody, which wraps errBadRequest, so a bare *json.SyntaxError
+	// decodeRequest, which wraps errBadRequest, so a bare *json.SyntaxError
 	// comes from data the server stored (a corrupt pointer or metadata
 	// file) and is the server's fault, not the client's.
 	case errors.Is(err, errBadRequest):

@@ -68,8 +68,8 @@ func (s *Server) runMaintenance(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req RunMaintenanceRequest
-	if err := decodeStrictBody(c, &req); err != nil {
+	req, err := requestBody[RunMaintenanceRequest](c)
+	if err != nil {
 		return err
 	}
 	id, err := ParseTableName(req.Table)

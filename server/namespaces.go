@@ -42,8 +42,8 @@ func (s *Server) createNamespace(c echo.Context) error {
 	if _, err := s.warehouse(c); err != nil {
 		return err
 	}
-	var req spec.CreateNamespaceRequest
-	if err := decodeBody(c, &req); err != nil {
+	req, err := requestBody[spec.CreateNamespaceRequest](c)
+	if err != nil {
 		return err
 	}
 	if req.Properties == nil {
@@ -109,8 +109,8 @@ func (s *Server) updateNamespaceProperties(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req spec.UpdateNamespacePropertiesRequest
-	if err := decodeBody(c, &req); err != nil {
+	req, err := requestBody[spec.UpdateNamespacePropertiesRequest](c)
+	if err != nil {
 		return err
 	}
 	updated, removed, missing, err := s.cat.UpdateNamespaceProperties(c.Request().Context(), ns, req.Removals, req.Updates)

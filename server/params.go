@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -72,29 +71,6 @@ func pageParams(c echo.Context) (catalog.Page, error) {
 	}
 	p.Token = c.QueryParam("pageToken")
 	return p, nil
-}
-
-// decodeBody decodes the JSON body into v, refusing trailing data.
-func decodeBody(c echo.Context, v any) error { return decodeJSON(c, v, false) }
-
-// decodeStrictBody is decodeBody refusing fields v does not have too:
-// the management API's bodies, where a misspelt field must not be
-// silently ignored (the Iceberg REST routes stay lenient: newer clients
-// may send fields of a newer spec).
-func decodeStrictBody(c echo.Context, v any) error { return decodeJSON(c, v, true) }
-
-func decodeJSON(c echo.Context, v any, strict bool) error {
-	dec := json.NewDecoder(c.Request().Body)
-	if strict {
-		dec.DisallowUnknownFields()
-	}
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: malformed request body: %v", errBadRequest, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: malformed request body: trailing data", errBadRequest)
-	}
-	return nil
 }
 
 func nextToken(t string) *string {

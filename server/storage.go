@@ -165,15 +165,15 @@ func (s *Server) signRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req spec.RemoteSignRequest
-	if err := decodeBody(c, &req); err != nil {
+	req, err := requestBody[spec.RemoteSignRequest](c)
+	if err != nil {
 		return err
 	}
 	dirs, err := s.cat.TableDirectories(c.Request().Context(), wh, id)
 	if err != nil {
 		return err
 	}
-	res, err := wh.SignS3Request(c.Request().Context(), dirs, req)
+	res, err := wh.SignS3Request(c.Request().Context(), dirs, *req)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func (s *Server) listTabulars(c echo.Context, list func(ctx context.Context, ns 
 // makeIn is the body of the handlers that make a table or view in the
 // path's namespace from a JSON request of type Req (createTable,
 // registerTable, createView, registerView): resolve the warehouse and the
-// namespace, decode the body, make, send.
+// namespace, take the decoded body, make, send.
 func makeIn[Req any](s *Server, c echo.Context,
 	mk func(ctx context.Context, wh *catalog.Warehouse, ns catalog.Namespace, req Req) (*catalog.Loaded, error),
 	send func(echo.Context, *catalog.Loaded) error) error {
@@ -71,11 +71,11 @@ func makeIn[Req any](s *Server, c echo.Context,
 	if err != nil {
 		return err
 	}
-	var req Req
-	if err := decodeBody(c, &req); err != nil {
+	req, err := requestBody[Req](c)
+	if err != nil {
 		return err
 	}
-	t, err := mk(c.Request().Context(), wh, ns, req)
+	t, err := mk(c.Request().Context(), wh, ns, *req)
 	if err != nil {
 		return err
 	}
@@ -236,8 +236,8 @@ func (s *Server) commitTable(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req spec.CommitTableRequest
-	if err := decodeBody(c, &req); err != nil {
+	req, err := requestBody[spec.CommitTableRequest](c)
+	if err != nil {
 		return err
 	}
 	if err := checkBodyIdent(id, req.Identifier); err != nil {
@@ -284,8 +284,8 @@ func (s *Server) reportMetrics(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req spec.ReportMetricsRequest
-	if err := decodeBody(c, &req); err != nil {
+	req, err := requestBody[spec.ReportMetricsRequest](c)
+	if err != nil {
 		return err
 	}
 	switch req.ReportType {
@@ -308,10 +308,10 @@ func (s *Server) registerTable(c echo.Context) error {
 	return makeIn(s, c, s.cat.RegisterTable, s.sendAllSnapshots)
 }
 
-// renameRequest decodes a RenameTableRequest into identifiers.
+// renameRequest reads the decoded RenameTableRequest as identifiers.
 func renameRequest(c echo.Context) (from, to catalog.Ident, err error) {
-	var req spec.RenameTableRequest
-	if err := decodeBody(c, &req); err != nil {
+	req, err := requestBody[spec.RenameTableRequest](c)
+	if err != nil {
 		return from, to, err
 	}
 	if req.Source == nil || req.Destination == nil {
@@ -342,8 +342,8 @@ func (s *Server) commitTransaction(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req spec.CommitTransactionRequest
-	if err := decodeBody(c, &req); err != nil {
+	req, err := requestBody[spec.CommitTransactionRequest](c)
+	if err != nil {
 		return err
 	}
 	commits := make([]catalog.TableCommit, 0, len(req.TableChanges))

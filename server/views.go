@@ -50,8 +50,8 @@ func (s *Server) replaceView(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req spec.CommitViewRequest
-	if err := decodeBody(c, &req); err != nil {
+	req, err := requestBody[spec.CommitViewRequest](c)
+	if err != nil {
 		return err
 	}
 	if err := checkBodyIdent(id, req.Identifier); err != nil {
