@@ -9,8 +9,12 @@ import (
 // carried an Idempotency-Key (REST spec, components/parameters/idempotency-key):
 // replayed as is when the same key comes back within its lifetime.
 type IdempotencyRecord struct {
-	// Fingerprint identifies the request (method and route with its
-	// parameters); a key reused for a different request is refused.
+	// Fingerprint identifies the request: a hash of its caller, method,
+	// route with its parameters, query and canonical body (the server's
+	// requestFingerprint); a key reused for a different request is
+	// refused. Records stored before the fingerprint held the caller and
+	// the body (method and path only) match no request: such a key is
+	// refused for its lifetime.
 	Fingerprint string `json:"fingerprint"`
 	// Status is the HTTP status sent (2xx or a terminal 4xx; 5xx are never stored).
 	Status      int    `json:"status"`

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -152,6 +154,52 @@ func TestIdempotencyKey(t *testing.T) {
 		assert.Equal(t, before, after)
 	})
 
+	// Regression (issue 13 item 3): the fingerprint was only method and
+	// path, so the same key with another body replayed the first answer
+	// (200) and the client believed a change that never happened.
+	t.Run("the same key with another body", func(t *testing.T) {
+		key := uuid.NewString()
+		require.Equal(t, http.StatusOK, createNS(t, "body1", key).Status)
+		body2 := spec.CreateNamespaceRequest{Namespace: []string{"body2"}, Properties: map[string]string{"k": "v"}}
+		r := e.do(t, http.MethodPost, prefixPath("/namespaces"), body2, header, key)
+		em := requireError(t, r, http.StatusUnprocessableEntity, "UnprocessableEntityException")
+		assert.NotContains(t, string(r.Body), "body1", "nothing of the stored response")
+		assert.Contains(t, em.Message, key)
+		ok, err := e.cat.CheckNamespaceExists(t.Context(), []string{"body2"})
+		require.NoError(t, err)
+		assert.False(t, ok, "the refused request did not run")
+		// The same request in another JSON spelling is the same request.
+		again := e.do(t, http.MethodPost, prefixPath("/namespaces"), "{ \"properties\" : {\"k\":\"v\"},\n \"namespace\":[\"body1\"] }", header, key)
+		assert.Equal(t, http.StatusOK, again.Status, "body: %s", again.Body)
+	})
+
+	t.Run("the same key with another query", func(t *testing.T) {
+		e.createTable(t, ns, "q")
+		key := uuid.NewString()
+		r := e.do(t, http.MethodDelete, tablePath(ns, "q")+"?purgeRequested=false", nil, header, key)
+		require.Equal(t, http.StatusNoContent, r.Status, "body: %s", r.Body)
+		r = e.do(t, http.MethodDelete, tablePath(ns, "q")+"?purgeRequested=true", nil, header, key)
+		requireError(t, r, http.StatusUnprocessableEntity, "UnprocessableEntityException")
+	})
+
+	t.Run("keys compare as UUIDs", func(t *testing.T) {
+		key := uuid.NewString()
+		first := createNS(t, "upper", key)
+		require.Equal(t, http.StatusOK, first.Status, "body: %s", first.Body)
+		mixed := strings.ToUpper(key[:18]) + key[18:]
+		for _, k := range []string{strings.ToUpper(key), mixed} {
+			again := createNS(t, "upper", k)
+			assert.Equal(t, http.StatusOK, again.Status, "%s: %s", k, again.Body)
+			assert.Equal(t, first.Body, again.Body, k)
+		}
+		// Only the spec's 36-character form (components/parameters/idempotency-key).
+		for _, k := range []string{"{" + key + "}", "urn:uuid:" + key, strings.ReplaceAll(key, "-", "")} {
+			requireBadRequest(t, createNS(t, "upper", k))
+		}
+		requireError(t, e.do(t, http.MethodPost, prefixPath("/namespaces"), spec.CreateNamespaceRequest{Namespace: []string{"upper2"}}, header, strings.ToUpper(key)),
+			http.StatusUnprocessableEntity, "UnprocessableEntityException")
+	})
+
 	t.Run("a key that is not a UUID", func(t *testing.T) {
 		for _, key := range []string{"not-a-uuid", "12345", "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz"} {
 			requireBadRequest(t, createNS(t, "badkey", key))
@@ -193,4 +241,66 @@ func TestIdempotencyKey(t *testing.T) {
 			assert.Equal(t, bodies[0], bodies[i])
 		}
 	})
+}
+
+// doKey is authEnv.do with an Idempotency-Key.
+func (e *authEnv) doKey(t *testing.T, token, key, method, path, body string) rawResponse {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, e.url+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Idempotency-Key", key)
+	return send(t, req)
+}
+
+// TestIdempotencyKeyIsPerPrincipal pins the replay to anyone of issue 13
+// item 3: the fingerprint was only method and path, so a principal with
+// create on its own namespace that presented root's key received the
+// stored answer of root's create (the properties of a namespace it may
+// not see), and a principal without grants replayed root's rename with an
+// empty body and got 204. Now another principal under a used key is 422
+// with nothing of the stored response, and a body that does not decode
+// is 400 before any replay.
+func TestIdempotencyKeyIsPerPrincipal(t *testing.T) {
+	e := newAuthEnv(t)
+	nobodySecret := e.seed(t)
+	root := e.tokenFor(t, "root", rootSecret)
+	r := e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/principals", `{"id":"eve"}`)
+	eve := e.tokenFor(t, "eve", decodeJSON[server.PrincipalResponse](t, r).Secret)
+	e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/roles", `{"name":"sales-c"}`)
+	e.must(t, root, http.StatusCreated, http.MethodPost, "/management/v1/grants", `{"role":"sales-c","privilege":"create","on":{"type":"namespace","namespace":["sales"]}}`)
+	e.must(t, root, http.StatusNoContent, http.MethodPut, "/management/v1/principals/eve/roles/sales-c", "")
+	nobody := e.tokenFor(t, "nobody", nobodySecret)
+
+	key := uuid.NewString()
+	r = e.doKey(t, root, key, http.MethodPost, "/v1/namespaces", `{"namespace":["hr","secret"],"properties":{"pw":"hunter2"}}`)
+	require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
+	for _, body := range []string{`{"namespace":["sales","x"]}`, `{"namespace":["hr","secret"],"properties":{"pw":"hunter2"}}`} {
+		r = e.doKey(t, eve, key, http.MethodPost, "/v1/namespaces", body)
+		if strings.Contains(body, "hr") {
+			requireError(t, r, http.StatusForbidden, "ForbiddenException")
+		} else {
+			requireError(t, r, http.StatusUnprocessableEntity, "UnprocessableEntityException")
+		}
+		assert.NotContains(t, string(r.Body), "hunter2")
+		assert.NotContains(t, string(r.Body), "secret")
+	}
+	_, err := e.cat.LoadNamespace(t.Context(), []string{"sales", "x"})
+	require.ErrorIs(t, err, catalog.ErrNoSuchNamespace, "the refused request did not run")
+
+	// Root's rename, then nobody presents the key.
+	key = uuid.NewString()
+	rename := `{"source":{"namespace":["sales"],"name":"orders"},"destination":{"namespace":["sales"],"name":"orders2"}}`
+	r = e.doKey(t, root, key, http.MethodPost, "/v1/tables/rename", rename)
+	require.Equal(t, http.StatusNoContent, r.Status, "body: %s", r.Body)
+	requireBadRequest(t, e.doKey(t, nobody, key, http.MethodPost, "/v1/tables/rename", ""))
+	requireBadRequest(t, e.doKey(t, nobody, key, http.MethodPost, "/v1/tables/rename", "{}"))
+	requireError(t, e.doKey(t, nobody, key, http.MethodPost, "/v1/tables/rename", rename), http.StatusForbidden, "ForbiddenException")
+	// Root's own retry is still the replay.
+	r = e.doKey(t, root, key, http.MethodPost, "/v1/tables/rename", rename)
+	assert.Equal(t, http.StatusNoContent, r.Status, "body: %s", r.Body)
 }
