@@ -256,6 +256,8 @@ type fakeOIDC struct {
 	key       *rsa.PrivateKey
 	kid       string
 	jwksFetch atomic.Int32
+	// jwksTrailer is written after the key set (a malformed document).
+	jwksTrailer string
 }
 
 func newFakeOIDC(t *testing.T) *fakeOIDC {
@@ -269,11 +271,12 @@ func newFakeOIDC(t *testing.T) *fakeOIDC {
 			f.jwksFetch.Add(1)
 			f.mu.Lock()
 			pub := f.key.PublicKey
-			kid := f.kid
+			kid, trailer := f.kid, f.jwksTrailer
 			f.mu.Unlock()
 			enc := base64.RawURLEncoding.EncodeToString
 			_ = json.NewEncoder(w).Encode(JWKS{Keys: []JWK{{Kty: "RSA", Use: "sig", Alg: "RS256", Kid: kid,
 				N: enc(pub.N.Bytes()), E: enc(big.NewInt(int64(pub.E)).Bytes())}}})
+			_, _ = w.Write([]byte(trailer))
 		default:
 			http.NotFound(w, r)
 		}
@@ -299,6 +302,25 @@ func (f *fakeOIDC) token(t *testing.T, claims jwt.MapClaims) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestOIDCMalformedKeySetRefused: a key set document with data after
+// its JSON value (a stray "}" or "]", or a second value) is refused, not
+// read up to its first value as a json.Decoder would (issue 13 item 0:
+// every JSON decode is strict), so no token verifies against it.
+func TestOIDCMalformedKeySetRefused(t *testing.T) {
+	for _, trailer := range []string{"}", "]", `{"keys":[]}`} {
+		f := newFakeOIDC(t)
+		f.mu.Lock()
+		f.jwksTrailer = trailer
+		f.mu.Unlock()
+		s := newService(t, OIDCConfig{Issuer: f.srv.URL})
+		claims := jwt.MapClaims{"iss": f.srv.URL, "sub": "ann", "exp": time.Now().Add(time.Hour).Unix()}
+		_, err := s.Authenticate(context.Background(), f.token(t, claims))
+		if !errors.Is(err, ErrUnauthenticated) || f.jwksFetch.Load() == 0 {
+			t.Errorf("key set with %q after it: %v (fetches %d)", trailer, err, f.jwksFetch.Load())
+		}
+	}
 }
 
 func TestOIDCIssuer(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tarnhq/tarn/internal/strictjson"
 )
 
 // OIDC defaults.
@@ -94,8 +95,24 @@ func (o *oidcIssuer) getJSON(ctx context.Context, url string, out any) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOIDCDocumentBytes+1))
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	if len(b) > maxOIDCDocumentBytes {
+		return fmt.Errorf("GET %s: document over %d bytes", url, maxOIDCDocumentBytes)
+	}
+	// Strictly: keys that verify tokens are read from exactly one JSON
+	// value, never from the first of several.
+	if err := strictjson.Decode(b, out); err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	return nil
 }
+
+// maxOIDCDocumentBytes bounds a discovery document or key set: real ones
+// are a few KiB.
+const maxOIDCDocumentBytes = 1 << 20
 
 // key returns the public key kid, fetching discovery and the JWKS when
 // the cache is older than jwksMaxAge, or the kid is unknown and the last

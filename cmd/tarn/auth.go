@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/internal/strictjson"
 )
 
 // Auth modes of --auth.
@@ -155,9 +155,7 @@ func (l *oidcIssuerList) Set(v string) error {
 		RolesClaim      string `json:"roles-claim"`
 		PrincipalPrefix string `json:"principal-prefix"`
 	}
-	dec := json.NewDecoder(strings.NewReader(v))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&entries); err != nil {
+	if err := strictjson.DecodeKnown([]byte(v), &entries); err != nil {
 		return fmt.Errorf(`want a JSON list of {"issuer", "audience", "principal-claim", "roles-claim", "principal-prefix"}: %v`, err)
 	}
 	out := make(oidcIssuerList, 0, len(entries))

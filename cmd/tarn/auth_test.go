@@ -212,6 +212,9 @@ func TestServeAuthFlagErrors(t *testing.T) {
 		{args: []string{"--listen", "127.0.0.1:0", "--oidc-issuers", `[{"issuer":"https://idp"}]`}, want: "--oidc-issuer and --oidc-issuers need --auth oauth2"},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"issuer":"https://idp","audiense":"x"}]`}, want: `unknown field "audiense"`},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"audience":"x"}]`}, want: `"issuer" is required`},
+		// Regression (issue 13 item 0): a stray "]" after the list was accepted.
+		{args: []string{"--listen", "127.0.0.1:0", "--oidc-issuers", `[{"issuer":"https://idp"}]]`}, want: "want a JSON list"},
+		{args: []string{"--listen", "127.0.0.1:0", "--oidc-issuers", `[{"issuer":"https://idp","issuer":"https://other"}]`}, want: "duplicate object member name"},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"issuer":"https://idp","principal-prefix":"a~"},{"issuer":"https://idp","principal-prefix":"b~"}]`}, want: `"https://idp" is configured twice`},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuer", "https://idp", "--oidc-issuers", `[{"issuer":"https://idp2","principal-prefix":"corp~"}]`}, want: `OIDC issuer "https://idp" needs a principal prefix`},
 		{args: []string{"--listen", "127.0.0.1:0", "--auth", "oauth2", "--oidc-issuers", `[{"issuer":"https://idp","principal-prefix":"a~"},{"issuer":"https://idp2","principal-prefix":"a~b~"}]`}, want: `principal prefix "a~" starts "a~b~"`},

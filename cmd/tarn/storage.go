@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/strictjson"
 )
 
 // storageConfig is the object-storage configuration of `tarn serve`: the
@@ -177,7 +177,7 @@ func (w *warehouseList) String() string {
 func (w *warehouseList) Type() string { return "json" }
 func (w *warehouseList) Set(v string) error {
 	var list []map[string]any
-	if err := json.Unmarshal([]byte(v), &list); err != nil {
+	if err := strictjson.Decode([]byte(v), &list); err != nil {
 		return fmt.Errorf("want a JSON list of warehouse objects: %v", err)
 	}
 	var entries []warehouseEntry

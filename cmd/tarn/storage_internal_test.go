@@ -24,6 +24,12 @@ func TestWarehouseListUnknownKey(t *testing.T) {
 		require.ErrorContains(t, w.Set(`[{"name":"a","location":"s3://b/w","`+k+`":"v"}]`), `unknown key "`+k+`"`, k)
 	}
 	require.ErrorContains(t, w.Set(`[{"name":"a","location":"s3://b/w","sts-endpoint":"http://s","sts.endpoint":"http://t"}]`), "sts.endpoint is given twice")
+	// A key given twice in the JSON itself, or data after the list, is
+	// refused too (strictjson), naming the key, never its value.
+	err = w.Set(`[{"name":"a","location":"s3://b/w","s3.secret-access-key":"one","s3.secret-access-key":"hush-hush"}]`)
+	require.ErrorContains(t, err, `duplicate object member name "s3.secret-access-key"`)
+	require.NotContains(t, err.Error(), "hush-hush")
+	require.ErrorContains(t, w.Set(`[{"name":"a","location":"s3://b/w"}]]`), "data after the JSON value")
 
 	require.NoError(t, w.Set(`[{"name":"a","location":"s3://b/w","sts-endpoint":"http://sts:4566","s3.region":"eu-west-1","sts-enabled":true,"credentials-duration-seconds":900,"s3.request-timeout":"5s"}]`))
 	require.Len(t, w.entries, 1)

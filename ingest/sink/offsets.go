@@ -1,7 +1,6 @@
 package sink
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/tarnhq/tarn/internal/strictjson"
 )
 
 // OffsetsProperty is the snapshot summary property in which Tarn records,
@@ -43,18 +44,16 @@ type Offsets struct {
 
 // ParseOffsets decodes an OffsetsProperty value. Unknown fields are refused
 // rather than ignored: the next commit rewrites the whole value, so a field
-// this version does not know would be silently dropped.
+// this version does not know would be silently dropped. So are data after
+// the value, a field or partition named twice, and an offset beyond int64.
 //
 // Errors wrap ErrInvalidOffsets.
 func ParseOffsets(s string) (Offsets, error) {
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.DisallowUnknownFields()
+	// Strictly (strictjson): exactly one value, no member or partition
+	// twice, so the offsets read are the only ones the text could mean.
 	var o Offsets
-	if err := dec.Decode(&o); err != nil {
+	if err := strictjson.DecodeKnown([]byte(s), &o); err != nil {
 		return Offsets{}, fmt.Errorf("%w: %v", ErrInvalidOffsets, err)
-	}
-	if dec.More() {
-		return Offsets{}, fmt.Errorf("%w: trailing data", ErrInvalidOffsets)
 	}
 	if o.Topic == "" || o.Next == nil {
 		return Offsets{}, fmt.Errorf("%w: topic and offsets are required", ErrInvalidOffsets)

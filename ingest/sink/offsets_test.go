@@ -28,6 +28,13 @@ func TestParseOffsetsRefuses(t *testing.T) {
 		{"not an object", `[1]`},
 		{"truncated", `{"cluster":"c","topic":"t","offsets":{"0":1}`},
 		{"trailing data", `{"cluster":"c","topic":"t","offsets":{}} {}`},
+		// Regression (issue 13 item 0): dec.More() is false before a
+		// closing delimiter, so a stray "}" or "]" was accepted.
+		{"trailing }", `{"cluster":"c","topic":"t","offsets":{"0":1}}}`},
+		{"trailing ]", `{"cluster":"c","topic":"t","offsets":{"0":1}}]`},
+		{"duplicate partition", `{"cluster":"c","topic":"t","offsets":{"0":1,"0":7}}`},
+		{"duplicate field", `{"cluster":"c","topic":"t","offsets":{"0":1},"offsets":{"0":7}}`},
+		{"offset beyond int64", `{"cluster":"c","topic":"t","offsets":{"0":9223372036854775808}}`},
 		{"unknown field", `{"cluster":"c","topic":"t","offsets":{},"epoch":3}`},
 		{"no topic", `{"cluster":"c","offsets":{"0":1}}`},
 		{"no offsets", `{"cluster":"c","topic":"t"}`},
