@@ -231,6 +231,9 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit, reba
 		s.noop = true
 		return s, nil
 	}
+	if err := checkTableUpdates(tc.Updates); err != nil {
+		return s, fmt.Errorf("%s: %w", tc.Ident, err)
+	}
 	updates := tc.Updates
 	if s.base == nil {
 		if err := c.checkNameFree(ctx, tc.Ident, KindTable); err != nil {
@@ -275,6 +278,9 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit, reba
 	}
 	if s.js, err = json.Marshal(s.next); err != nil {
 		return s, err
+	}
+	if err := checkTableMetadata(s.base, s.next, s.js); err != nil {
+		return s, fmt.Errorf("%s: %w", tc.Ident, err)
 	}
 	return s, nil
 }

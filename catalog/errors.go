@@ -57,6 +57,10 @@ var (
 	// or disabled, materializes into it), so external writes are refused
 	// (403) until it is released.
 	ErrTableOwnedForbidden = kindOf(ErrForbidden, "table is owned by Tarn")
+	// ErrInvalidMetadata: the change would leave table or view metadata
+	// that breaks the Iceberg spec, so some client could not load or write
+	// it (validate.go); sent as 400 BadRequestException.
+	ErrInvalidMetadata = kindOf(ErrInvalidArgument, "invalid metadata")
 	// ErrIdempotencyKeyReused: an Idempotency-Key came back with another request.
 	ErrIdempotencyKeyReused = kindOf(ErrUnprocessable, "idempotency key reused for a different request")
 )

@@ -80,6 +80,9 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTableMetadata(nil, md, js); err != nil {
+		return nil, fmt.Errorf("create table %s: %w", id, err)
+	}
 	if req.StageCreate {
 		// Nothing is recorded, so the store does not check the
 		// directories; but the answer may carry vended credentials for

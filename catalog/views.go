@@ -66,6 +66,9 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	if err != nil {
 		return nil, err
 	}
+	if err := checkViewMetadata(nil, built.Metadata, js); err != nil {
+		return nil, fmt.Errorf("create view %s: %w", id, err)
+	}
 	locs, err := wh.checkLocations([]string{loc})
 	if err != nil {
 		return nil, err
@@ -130,6 +133,9 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 		next, err := json.Marshal(built.Metadata)
 		if err != nil {
 			return false, err
+		}
+		if err := checkViewMetadata(base, built.Metadata, next); err != nil {
+			return false, fmt.Errorf("view %s: %w", id, err)
 		}
 		change := PointerChange{Ident: id, Kind: KindView, ExpectedVersion: p.Version}
 		if normLocation(built.Location()) != normLocation(base.Location()) {

@@ -73,7 +73,7 @@ func exceptionFor(err error) spec.Exception {
 	// decodeRequest, which wraps errBadRequest, so a bare *json.SyntaxError
 	// comes from data the server stored (a corrupt pointer or metadata
 	// file) and is the server's fault, not the client's.
-	case errors.Is(err, errBadRequest):
+	case errors.Is(err, errBadRequest), errors.Is(err, catalog.ErrInvalidMetadata):
 		return spec.BadRequest
 	case errors.Is(err, catalog.ErrInvalidArgument), errors.Is(err, iceberg.ErrInvalidArgument):
 		return spec.InvalidArgument

@@ -80,6 +80,7 @@ func TestErrorMapping(t *testing.T) {
 		{"ErrNamespaceNotEmpty", catalog.ErrNamespaceNotEmpty, spec.NamespaceNotEmpty},
 		{"ErrCommitFailed", catalog.ErrCommitFailed, spec.CommitFailed},
 		{"ErrIdempotencyKeyReused", catalog.ErrIdempotencyKeyReused, spec.Unprocessable},
+		{"ErrInvalidMetadata", catalog.ErrInvalidMetadata, spec.BadRequest},
 		{"ErrTableOwned", catalog.ErrTableOwned, spec.Conflict},
 		{"ErrTableOwnedForbidden", catalog.ErrTableOwnedForbidden, spec.Forbidden},
 		{"ErrSignOutsideLocation", catalog.ErrSignOutsideLocation, spec.Forbidden},
