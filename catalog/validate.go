@@ -72,20 +72,27 @@ func checkTableUpdates(updates []table.Update) error {
 // iceberg-go cannot parse its JSON js back. Errors: ErrInvalidMetadata,
 // naming the first new problem.
 func checkTableMetadata(base, next table.Metadata, js []byte) error {
-	var old map[string]bool
+	var old []string
 	if base != nil {
-		old = map[string]bool{}
-		for _, p := range tableProblems(base) {
-			old[p] = true
-		}
+		old = tableProblems(base)
 	}
-	for _, p := range tableProblems(next) {
-		if !old[p] {
+	return checkNewProblems(old, tableProblems(next), "table", js, func(b []byte) error {
+		_, err := table.ParseMetadataBytes(b)
+		return err
+	})
+}
+
+// checkNewProblems refuses a change whose result has a problem (next) that
+// the metadata before it (old) did not have, or whose JSON js does not
+// parse back. Errors: ErrInvalidMetadata, naming the first new problem.
+func checkNewProblems(old, next []string, kind string, js []byte, parse func([]byte) error) error {
+	for _, p := range next {
+		if !slices.Contains(old, p) {
 			return Errorf(ErrInvalidMetadata, "%s", p)
 		}
 	}
-	if _, err := table.ParseMetadataBytes(js); err != nil {
-		return Errorf(ErrInvalidMetadata, "the resulting table metadata does not parse: %v", err)
+	if err := parse(js); err != nil {
+		return Errorf(ErrInvalidMetadata, "the resulting %s metadata does not parse: %v", kind, err)
 	}
 	return nil
 }
@@ -443,22 +450,14 @@ func propertyProblem(k, v string) string {
 // refuses to load either null), and its schemas follow schemaProblems.
 // base is nil for a create. Errors: ErrInvalidMetadata.
 func checkViewMetadata(base, next view.Metadata, js []byte) error {
-	var old map[string]bool
+	var old []string
 	if base != nil {
-		old = map[string]bool{}
-		for _, p := range viewProblems(base) {
-			old[p] = true
-		}
+		old = viewProblems(base)
 	}
-	for _, p := range viewProblems(next) {
-		if !old[p] {
-			return Errorf(ErrInvalidMetadata, "%s", p)
-		}
-	}
-	if _, err := view.ParseMetadataBytes(js); err != nil {
-		return Errorf(ErrInvalidMetadata, "the resulting view metadata does not parse: %v", err)
-	}
-	return nil
+	return checkNewProblems(old, viewProblems(next), "view", js, func(b []byte) error {
+		_, err := view.ParseMetadataBytes(b)
+		return err
+	})
 }
 
 func viewProblems(md view.Metadata) []string {

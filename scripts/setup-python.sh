@@ -17,7 +17,9 @@
 #          install instead (with TARN_VENV, a second venv: e.g.
 #          conformance/pyiceberg/run_upstream.sh, whose extra test deps
 #          conflict with pins here); it must keep the packages the import
-#          check below needs.
+#          check below needs, unless TARN_VENV_PROBE replaces that check
+#          with Python statements of its own (conformance/schemathesis/run.sh:
+#          'import schemathesis').
 #
 # Needs:   python3 >= 3.10 with the venv module (override the interpreter with
 #          TARN_PYTHON). On a bare Debian machine, run as root, it installs
@@ -86,6 +88,7 @@ for e in ("iceberg", "httpfs", "avro"):
     import glob
     assert glob.glob(os.path.join(d, v, "*", e + ".duckdb_extension")), e
 assert sys.version_info >= (3, 10)'
+probe="${TARN_VENV_PROBE:-$probe}"
 
 venv_ok() {
   [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import sys' >/dev/null 2>&1
@@ -163,5 +166,9 @@ if ! install; then
   install || { log "venv at $venv does not import what it should"; exit 1; }
 fi
 printf '%s\n' "$want_hash" >"$stamp"
-log "ready: pyiceberg $("$venv/bin/python" -c 'import pyiceberg; print(pyiceberg.__version__)'), duckdb $("$venv/bin/python" -c 'import duckdb; print(duckdb.__version__)')"
+if [ -z "${TARN_VENV_PROBE:-}" ]; then
+  log "ready: pyiceberg $("$venv/bin/python" -c 'import pyiceberg; print(pyiceberg.__version__)'), duckdb $("$venv/bin/python" -c 'import duckdb; print(duckdb.__version__)')"
+else
+  log "ready: $venv"
+fi
 printf '%s\n' "$venv"
