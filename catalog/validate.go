@@ -278,8 +278,16 @@ func statisticsPathProblem(loc string, roots []string) string {
 	if loc == "" {
 		return "statistics-path is required"
 	}
+	// Java's Hadoop paths spell local files file:/x (and may drop the
+	// scheme); they name the same file as file:///x.
+	norm := loc
+	if strings.HasPrefix(norm, "/") {
+		norm = "file://" + norm
+	} else if rest, ok := strings.CutPrefix(norm, "file:/"); ok && !strings.HasPrefix(rest, "/") {
+		norm = "file:///" + rest
+	}
 	for _, r := range roots {
-		if within(normLocation(loc), normLocation(r)) {
+		if within(normLocation(norm), normLocation(r)) {
 			return ""
 		}
 	}

@@ -120,6 +120,9 @@ func TestCommitRefusesUnreadableMetadata(t *testing.T) {
 			`{"action":"set-snapshot-ref","ref-name":"audit","type":"tag","snapshot-id":` + sid + `,"max-ref-age-ms":60000}`,
 			schema(`"identifier-field-ids":[1],"fields":[{"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"data","type":"string","required":false}]`),
 			props("write.format.default", "PARQUET"),
+			// Java's Hadoop spelling of a local file (file:/x) is inside too.
+			`{"action":"set-partition-statistics","partition-statistics":{"snapshot-id":` + sid + `,"statistics-path":"` +
+				strings.Replace(tbl.Location(), "file:///", "file:/", 1) + `/metadata/p.parquet","file-size-in-bytes":1}}`,
 		} {
 			r := e.do(t, http.MethodPost, tablePath(ns, "t"), `{"requirements":[],"updates":[`+u+`]}`)
 			require.Equal(t, http.StatusOK, r.Status, "update %s: %s", u, r.Body)
