@@ -13,9 +13,12 @@
 # Env in:  TARN_URI  the catalog's base URI (required)
 #          TARN_SCHEMATHESIS_MAX_EXAMPLES  examples per operation and phase
 #                    (default: schemathesis.toml's, 10)
+#          TARN_SCHEMATHESIS_MAX_TIME  the run's time budget in seconds
+#                    (default: schemathesis.toml's, 240)
 #          TARN_SCHEMATHESIS_SEED  the run's seed (default 13, so CI runs are
 #                    reproducible; any failure prints its `curl` reproducer)
-#          TARN_SCHEMATHESIS_TIMEOUT  seconds for the whole run (default 600)
+#          TARN_SCHEMATHESIS_TIMEOUT  seconds after which the run is killed (default
+#                    600; a safety net behind the time budget)
 #          TARN_RUN_DIR  where the reports go (default a temp dir)
 # Out:     conformance/results/schemathesis.json (conformance/junit_report.py; one
 #          test per operation); the JUnit XML and schemathesis' NDJSON event log
@@ -83,6 +86,7 @@ seed POST /v1/default/namespaces/accounting/views '{"name":"sales","schema":'"$s
 echo "$suite: schemathesis $version against $TARN_URI; reports in $run_dir" >&2
 args=()
 [[ -n ${TARN_SCHEMATHESIS_MAX_EXAMPLES:-} ]] && args+=(--max-examples "$TARN_SCHEMATHESIS_MAX_EXAMPLES")
+[[ -n ${TARN_SCHEMATHESIS_MAX_TIME:-} ]] && args+=(--max-time "$TARN_SCHEMATHESIS_MAX_TIME")
 junit="$run_dir/$suite-junit.xml"
 rm -f "$junit"
 rc=0 start=$SECONDS
