@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the scheduler's Prometheus metrics (README lists them).
+// metrics are the scheduler's Prometheus metrics (docs/operations.md lists them).
 // Per-table gauges are refreshed after every job on the table.
 type metrics struct {
 	files          *prometheus.GaugeVec

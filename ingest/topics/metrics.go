@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Per-topic metrics, labelled by topic (docs/design.md and README list
+// Per-topic metrics, labelled by topic (docs/design.md and docs/operations.md list
 // them). Counters cover the process's life, as Status's do.
 var (
 	descState = prometheus.NewDesc("tarn_topic_state",
