@@ -32,6 +32,15 @@ func buildVersion() string {
 }
 
 func main() {
+	if err := newRootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "tarn:", err)
+		os.Exit(1)
+	}
+}
+
+// newRootCmd is the command tree of the binary (docs/configuration.md
+// lists every flag of it).
+func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "tarn",
 		Short:         "Tarn: an Apache Iceberg REST catalog server",
@@ -39,10 +48,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCmd(), newDemoCmd(), newTopicsCmd(), newPrincipalsCmd(), newRolesCmd(), newGrantsCmd(), newMaintenanceCmd(), newVersionCmd())
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "tarn:", err)
-		os.Exit(1)
-	}
+	return root
 }
 
 func newVersionCmd() *cobra.Command {
