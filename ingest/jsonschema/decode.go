@@ -1,8 +1,6 @@
 package jsonschema
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
@@ -75,8 +73,8 @@ func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := d.schema.root.Validate(obj); err != nil {
-		return &codec.FieldError{Err: fmt.Errorf("%w: %s", codec.ErrMalformed, oneLine(err))}
+	if err := d.schema.Validate(obj); err != nil {
+		return err
 	}
 
 	return d.rows.AppendValue(b, obj)

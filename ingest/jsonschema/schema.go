@@ -148,6 +148,17 @@ func mustParse(s string) *url.URL {
 
 // oneLine joins the lines of the validator's messages (one per failing
 // location): one line suits logs, the topic status and the DLQ.
+// Validate checks a JSON value, as jsonrow.Parse returns it (numbers as
+// json.Number), against the schema. The error is a *codec.FieldError
+// wrapping codec.ErrMalformed with the validator's message on one line.
+func (s *Schema) Validate(v any) error {
+	if err := s.root.Validate(v); err != nil {
+		return &codec.FieldError{Err: fmt.Errorf("%w: %s", codec.ErrMalformed, oneLine(err))}
+	}
+
+	return nil
+}
+
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
 
 func unsupported(path string, format string, args ...any) error {

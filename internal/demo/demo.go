@@ -1,7 +1,7 @@
 // Package demo holds what `tarn demo` produces: the flights rows of an
 // embedded copy of testdata/flights-10k.parquet, their Avro schema, and a
 // producer that writes them to Kafka at a steady rate in the Confluent
-// wire format.
+// wire format (through internal/produce, which `tarn produce` uses too).
 package demo
 
 import (
@@ -11,9 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -23,7 +21,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	hamba "github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/tarnhq/tarn/internal/produce"
 )
 
 const (
@@ -142,18 +141,15 @@ func Encode(rows []Flight, schemaID int) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var h sr.ConfluentHeader
+	enc, err := produce.NewAvro(sc, schemaID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]byte, len(rows))
 	for i, f := range rows {
-		b, err := h.AppendEncode(nil, schemaID, nil)
-		if err != nil {
+		if out[i], err = enc.EncodeNative(f); err != nil {
 			return nil, err
 		}
-		body, err := hamba.Marshal(sc, f)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = append(b, body...)
 	}
 	return out, nil
 }
@@ -169,8 +165,6 @@ type Producer struct {
 	Limit int64
 
 	acked atomic.Int64
-	mu    sync.Mutex
-	err   error
 }
 
 // Produced is the number of records the broker acknowledged.
@@ -180,54 +174,7 @@ func (p *Producer) Produced() int64 { return p.acked.Load() }
 // to 10 s) for the records in flight. It returns the first produce error,
 // nil otherwise.
 func (p *Producer) Run(ctx context.Context) error {
-	start := time.Now()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	var sent int64
-loop:
-	for p.Limit == 0 || sent < p.Limit {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-tick.C:
-		}
-		due := int64(time.Since(start).Seconds() * float64(p.Rate))
-		if p.Limit > 0 {
-			due = min(due, p.Limit)
-		}
-		for ; sent < due && ctx.Err() == nil; sent++ {
-			rec := &kgo.Record{Topic: Topic, Partition: int32(sent % Partitions), Value: p.Values[sent%int64(len(p.Values))]}
-			p.Client.Produce(ctx, rec, p.done)
-		}
-		if err := p.firstErr(); err != nil {
-			return err
-		}
-	}
-	fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := p.Client.Flush(fctx); err != nil {
-		return fmt.Errorf("flush producer: %w", err)
-	}
-	return p.firstErr()
-}
-
-func (p *Producer) done(_ *kgo.Record, err error) {
-	if err == nil {
-		p.acked.Add(1)
-		return
-	}
-	if errors.Is(err, context.Canceled) {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.err == nil {
-		p.err = err
-	}
-}
-
-func (p *Producer) firstErr() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
+	return produce.Run(ctx, p.Client, produce.Pace{Rate: p.Rate, Limit: p.Limit}, func(n int64) (*kgo.Record, error) {
+		return &kgo.Record{Topic: Topic, Partition: int32(n % Partitions), Value: p.Values[n%int64(len(p.Values))]}, nil
+	}, &p.acked)
 }
