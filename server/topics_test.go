@@ -163,7 +163,7 @@ func TestTopicsAPI(t *testing.T) {
 	assert.EqualValues(t, 2000, st.Config.TargetLagMs)
 	assert.Equal(t, topics.StateSuspended, st.State)
 	f.status(t, http.MethodPost, "/management/v1/topics/flights/resume", "", http.StatusOK)
-	st = f.waitTopic(t, "flights", func(st topics.Status) bool { return st.Rows == 15 && st.LagRecords == 0 })
+	st = f.waitTopic(t, "flights", func(st topics.Status) bool { return st.Rows == 15 && st.LagRecords != nil && *st.LagRecords == 0 })
 	assert.Equal(t, topics.StateSyncing, st.State)
 	assert.EqualValues(t, 1, st.Errors["bad_header"])
 

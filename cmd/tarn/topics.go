@@ -138,8 +138,8 @@ func (c *topicsClient) listCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TOPIC\tTABLE\tSTATE\tLAG (RECORDS)\tLAG (S)\tROWS\tCOMMITS\tERRORS\tLAST COMMIT")
 			for _, st := range out.Topics {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f\t%d\t%d\t%d\t%s\n", st.Topic, st.Table, st.State, st.LagRecords, st.LagSeconds,
-					st.Rows, st.Commits, sumErrors(st.Errors), fmtTime(st.LastCommit))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", st.Topic, st.Table, st.State, fmtLagRecords(st.LagRecords),
+					fmtLagSeconds(st.LagSeconds), st.Rows, st.Commits, sumErrors(st.Errors), fmtTime(st.LastCommit))
 			}
 			return tw.Flush()
 		},
@@ -319,7 +319,14 @@ func (c *topicsClient) printStatus(w io.Writer, st topics.Status) error {
 	if st.Reason != "" {
 		line("reason", st.Reason)
 	}
-	line("lag", fmt.Sprintf("%d records, %.1f s", st.LagRecords, st.LagSeconds))
+	switch {
+	case st.LagRecords == nil:
+		line("lag", "unknown (Kafka not asked yet)")
+	case st.LagSeconds == nil:
+		line("lag", fmt.Sprintf("%d records, age unknown (not fetched yet)", *st.LagRecords))
+	default:
+		line("lag", fmt.Sprintf("%d records, %.1f s", *st.LagRecords, *st.LagSeconds))
+	}
 	line("last commit", fmtTime(st.LastCommit))
 	line("rows", strconv.FormatInt(st.Rows, 10))
 	line("bytes", strconv.FormatInt(st.Bytes, 10))
@@ -366,6 +373,21 @@ func fmtList(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// fmtLagRecords and fmtLagSeconds print a lag, "-" while it is unknown.
+func fmtLagRecords(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
+func fmtLagSeconds(s *float64) string {
+	if s == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*s, 'f', 1, 64)
 }
 
 // fmtOffsets prints partition=offset pairs by partition, "-" for none.

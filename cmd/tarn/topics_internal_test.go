@@ -67,3 +67,29 @@ func TestPrintStatus(t *testing.T) {
 	assert.Regexp(t, `(?m)^offsets:\s+-$`, out)
 	assert.Regexp(t, `(?m)^partition spec:\s+day\(_kafka.timestamp\), identity\(origin\)$`, out)
 }
+
+// TestPrintLag pins how `tarn topics status` and `list` print a lag:
+// the trial's status said "0 records, 0.0 s" right after enable, before
+// anything was read; an unknown lag is said to be unknown.
+func TestPrintLag(t *testing.T) {
+	n, zero, age := int64(300), 0.0, 2.25
+	for _, tt := range []struct {
+		name       string
+		records    *int64
+		seconds    *float64
+		line, cols string
+	}{
+		{"not asked yet", nil, nil, "lag:              unknown (Kafka not asked yet)", "-\t-"},
+		{"not fetched yet", &n, nil, "lag:              300 records, age unknown (not fetched yet)", "300\t-"},
+		{"known", &n, &age, "lag:              300 records, 2.2 s", "300\t2.2"},
+		{"caught up", new(int64), &zero, "lag:              0 records, 0.0 s", "0\t0.0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			c := &topicsClient{}
+			require.NoError(t, c.printStatus(&out, topics.Status{Topic: "orders", LagRecords: tt.records, LagSeconds: tt.seconds}))
+			assert.Contains(t, strings.Split(out.String(), "\n"), tt.line)
+			assert.Equal(t, tt.cols, fmtLagRecords(tt.records)+"\t"+fmtLagSeconds(tt.seconds))
+		})
+	}
+}

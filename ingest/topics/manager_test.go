@@ -45,7 +45,7 @@ func TestEnableMaterializes(t *testing.T) {
 	e.eventually("lag 0", func() bool {
 		st, err := e.m.Get(e.ctx, testTopic)
 		require.NoError(t, err)
-		return st.LagRecords == 0 && st.Rows == int64(produced)
+		return st.LagRecords != nil && *st.LagRecords == 0 && st.Rows == int64(produced)
 	})
 	st, err := e.m.Get(e.ctx, testTopic)
 	require.NoError(t, err)
@@ -55,7 +55,8 @@ func TestEnableMaterializes(t *testing.T) {
 	assert.Positive(t, st.Files)
 	assert.Positive(t, st.Bytes)
 	assert.NotNil(t, st.LastCommit)
-	assert.Zero(t, st.LagSeconds)
+	require.NotNil(t, st.LagSeconds, "caught up: the lag's age is known")
+	assert.Zero(t, *st.LagSeconds)
 	assert.Empty(t, st.Errors)
 	assert.Empty(t, st.Gaps)
 	assert.Equal(t, map[int32]int64{0: 100, 1: 100, 2: 100}, st.Offsets)
@@ -303,7 +304,7 @@ func TestStartLatest(t *testing.T) {
 	e.eventually("lag 0", func() bool {
 		st, err := e.m.Get(e.ctx, testTopic)
 		require.NoError(t, err)
-		return st.LagRecords == 0
+		return st.LagRecords != nil && *st.LagRecords == 0
 	})
 }
 
@@ -501,13 +502,14 @@ func TestDisabledStatusAfterRestart(t *testing.T) {
 	e.eventually("lag 0", func() bool {
 		st, err := e.m.Get(e.ctx, testTopic)
 		require.NoError(t, err)
-		return st.LagRecords == 0
+		return st.LagRecords != nil && *st.LagRecords == 0
 	})
 	require.NoError(t, e.m.Disable(e.ctx, testTopic, false))
 	before, err := e.m.Get(e.ctx, testTopic)
 	require.NoError(t, err)
 	assert.Equal(t, map[int32]int64{0: 10, 1: 10, 2: 10}, before.Offsets)
-	assert.Zero(t, before.LagRecords)
+	require.NotNil(t, before.LagRecords)
+	assert.Zero(t, *before.LagRecords)
 
 	e.stop()
 	e.start()
@@ -515,12 +517,14 @@ func TestDisabledStatusAfterRestart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, topics.StateDisabled, st.State)
 	assert.Equal(t, map[int32]int64{0: 10, 1: 10, 2: 10}, st.Offsets)
-	assert.Zero(t, st.LagRecords)
+	require.NotNil(t, st.LagRecords)
+	assert.Zero(t, *st.LagRecords)
 
 	// Records produced while disabled are its lag.
 	e.produce(6)
 	st, err = e.m.Get(e.ctx, testTopic)
 	require.NoError(t, err)
-	assert.EqualValues(t, 6, st.LagRecords)
+	require.NotNil(t, st.LagRecords)
+	assert.EqualValues(t, 6, *st.LagRecords)
 	assert.Equal(t, map[int32]int64{0: 10, 1: 10, 2: 10}, st.Offsets)
 }

@@ -11,10 +11,10 @@ var (
 		"1 for the state the topic is in (pending, syncing, suspended, failed, disabled), 0 for the others.",
 		[]string{"topic", "state"}, nil)
 	descLagRecords = prometheus.NewDesc("tarn_topic_lag_records",
-		"Offsets of the topic not in the table yet (last stable offset minus the table's next offset, summed over partitions).",
+		"Offsets of the topic not in the table yet (last stable offset minus the table's next offset, summed over partitions); absent until Kafka was asked.",
 		[]string{"topic"}, nil)
 	descLagSeconds = prometheus.NewDesc("tarn_topic_lag_seconds",
-		"Age of the oldest record not in the table yet; 0 when caught up.",
+		"Age of the oldest record not in the table yet; 0 when caught up; absent while not known (records waiting that were not fetched yet).",
 		[]string{"topic"}, nil)
 	descRows = prometheus.NewDesc("tarn_topic_rows_total",
 		"Rows committed to the topic's table.", []string{"topic"}, nil)
@@ -68,8 +68,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, st.Topic, string(s))
 		}
-		ch <- prometheus.MustNewConstMetric(descLagRecords, prometheus.GaugeValue, float64(st.LagRecords), st.Topic)
-		ch <- prometheus.MustNewConstMetric(descLagSeconds, prometheus.GaugeValue, st.LagSeconds, st.Topic)
+		// An unknown lag has no sample (the series is absent), not 0.
+		if st.LagRecords != nil {
+			ch <- prometheus.MustNewConstMetric(descLagRecords, prometheus.GaugeValue, float64(*st.LagRecords), st.Topic)
+		}
+		if st.LagSeconds != nil {
+			ch <- prometheus.MustNewConstMetric(descLagSeconds, prometheus.GaugeValue, *st.LagSeconds, st.Topic)
+		}
 		ch <- prometheus.MustNewConstMetric(descRows, prometheus.CounterValue, float64(st.Rows), st.Topic)
 		ch <- prometheus.MustNewConstMetric(descBytes, prometheus.CounterValue, float64(st.Bytes), st.Topic)
 		ch <- prometheus.MustNewConstMetric(descFiles, prometheus.CounterValue, float64(st.Files), st.Topic)

@@ -37,11 +37,13 @@ type Status struct {
 	State  State  `json:"state"`
 	Reason string `json:"reason,omitempty"`
 	// LagRecords is, summed over partitions, the last stable offset minus
-	// the table's next offset.
-	LagRecords int64 `json:"lag-records"`
-	// LagSeconds is the age of the oldest record not in the table yet; 0
-	// when caught up (or when that record was not fetched yet).
-	LagSeconds float64 `json:"lag-seconds"`
+	// the table's next offset; nil (JSON null) until Kafka was asked.
+	LagRecords *int64 `json:"lag-records"`
+	// LagSeconds is the age of the oldest record not in the table yet, 0
+	// when caught up; nil (JSON null) while it is not known: before Kafka
+	// was asked, and while records wait that were not fetched yet (their
+	// timestamps come with them).
+	LagSeconds *float64 `json:"lag-seconds"`
 	// LastCommit is the time of the last commit since Tarn started.
 	LastCommit *time.Time `json:"last-commit,omitempty"`
 	// Rows, Bytes and Files are of the data files committed, Commits of
@@ -157,6 +159,9 @@ func (t *topic) statusLocked() Status {
 		ps := t.pl.Status()
 		c.add(ps)
 		st.State, st.Reason = State(ps.State), ps.Reason
+		if t.starting { // resumed or restarted: the previous pipeline's state is over
+			st.State, st.Reason = StatePending, ""
+		}
 		st.BufferedRows = int64(ps.BufferedRows)
 		if ps.Next != nil {
 			st.Offsets = ps.Next
@@ -188,9 +193,16 @@ func (t *topic) statusLocked() Status {
 			st.Gaps = append(st.Gaps, gapOf(g))
 		}
 	}
-	st.LagRecords = t.lag.records
-	if t.lag.records > 0 && !t.lag.oldest.IsZero() {
-		st.LagSeconds = time.Since(t.lag.oldest).Seconds()
+	if t.lag.known {
+		records := t.lag.records
+		st.LagRecords = &records
+		switch {
+		case records == 0:
+			st.LagSeconds = new(float64)
+		case !t.lag.oldest.IsZero():
+			age := time.Since(t.lag.oldest).Seconds()
+			st.LagSeconds = &age
+		}
 	}
 	return st
 }

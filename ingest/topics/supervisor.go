@@ -47,6 +47,10 @@ type topic struct {
 	suspended *pipeline.SuspendedError
 	// startErr is why the last pipeline could not be built; "" if it was.
 	startErr string
+	// starting: a supervisor was started and has not built its pipeline
+	// yet, so pl is still the previous one (which may have suspended);
+	// the topic is pending, not in pl's state.
+	starting bool
 	// head is the table's last known next offset per partition: loaded
 	// at Start for a topic that runs no pipeline (disabled, or no Kafka),
 	// and kept from the previous pipeline at a restart. Status and lag
@@ -64,6 +68,8 @@ type topic struct {
 
 // lagInfo is the last lag read from Kafka.
 type lagInfo struct {
+	// known: a lag was read; records and oldest mean nothing before.
+	known   bool
 	records int64
 	// oldest is the timestamp of the oldest record not in the table; zero
 	// when caught up or not known.
@@ -76,6 +82,7 @@ func (m *Manager) startLocked(t *topic) {
 	done := make(chan struct{})
 	m.mu.Lock()
 	t.cancel, t.done = cancel, done
+	t.starting = true
 	m.mu.Unlock()
 	m.wg.Go(func() {
 		defer close(done)
@@ -178,12 +185,12 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 				}
 				t.base.add(t.pl.Status())
 			}
-			t.pl, t.suspended, t.startErr = pl, nil, ""
+			t.pl, t.suspended, t.startErr, t.starting = pl, nil, "", false
 			return pl, nil
 		}
 	}
 	m.mu.Lock()
-	t.startErr = "cannot start the pipeline: " + err.Error()
+	t.startErr, t.starting = "cannot start the pipeline: "+err.Error(), false
 	m.mu.Unlock()
 	return nil, err
 }
@@ -254,7 +261,7 @@ func (m *Manager) refreshLag(ctx context.Context, t *topic) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, lagTimeout)
 	defer cancel()
-	var l lagInfo
+	l := lagInfo{known: true}
 	if src != nil {
 		lag, err := src.Lag(ctx, next)
 		if err != nil {
