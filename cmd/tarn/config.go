@@ -66,9 +66,18 @@ func applyConfig(fs *pflag.FlagSet) error {
 			}
 		}
 	}
+	return applyEnv(fs, func(string) bool { return true })
+}
+
+// applyEnv fills the flags named by which that the command line did not
+// set from their TARN_* environment variables.
+func applyEnv(fs *pflag.FlagSet, which func(name string) bool) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if v, ok := os.LookupEnv(envName(f.Name)); ok && !cli[f.Name] && err == nil {
+		if !which(f.Name) || fs.Changed(f.Name) || err != nil {
+			return
+		}
+		if v, ok := os.LookupEnv(envName(f.Name)); ok {
 			if serr := f.Value.Set(v); serr != nil {
 				err = fmt.Errorf("%s: %w", envName(f.Name), serr)
 			}

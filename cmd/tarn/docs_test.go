@@ -294,6 +294,8 @@ func shellWords(line string) []string {
 			return words
 		case unicode.IsSpace(r):
 			flush()
+		case r == '&' && i > 0 && (rs[i-1] == '>' || rs[i-1] == '<'): // 2>&1
+			cur.WriteRune(r)
 		case r == '|' || r == '&' || r == ';':
 			flush()
 			op := string(r)

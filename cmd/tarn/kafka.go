@@ -53,6 +53,12 @@ type kafkaConfig struct {
 }
 
 func (k *kafkaConfig) register(f *pflag.FlagSet) {
+	k.registerBrokers(f)
+	k.registerRegistry(f)
+}
+
+// registerBrokers registers the --kafka-* flags.
+func (k *kafkaConfig) registerBrokers(f *pflag.FlagSet) {
 	f.StringVar(&k.brokers, "kafka-brokers", "", "Kafka seed brokers, host:port, comma-separated (empty: no ingest, catalog only)")
 	f.StringVar(&k.saslMechanism, "kafka-sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (empty: no SASL)")
 	f.StringVar(&k.saslUsername, "kafka-sasl-username", "", "SASL username")
@@ -62,9 +68,36 @@ func (k *kafkaConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&k.tlsCertFile, "kafka-tls-cert-file", "", "PEM client certificate for mutual TLS (with --kafka-tls-key-file)")
 	f.StringVar(&k.tlsKeyFile, "kafka-tls-key-file", "", "PEM client key for mutual TLS")
 	f.BoolVar(&k.tlsInsecureSkipVerify, "kafka-tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
+}
+
+// registerRegistry registers the --schema-registry-* flags.
+func (k *kafkaConfig) registerRegistry(f *pflag.FlagSet) {
 	f.StringVar(&k.registryURL, "schema-registry-url", "", "Confluent-compatible schema registry URL(s), comma-separated (empty: only json and raw topics)")
 	f.StringVar(&k.registryUsername, "schema-registry-username", "", "schema registry basic-auth username")
 	f.Var(&k.registryPassword, "schema-registry-password", "schema registry basic-auth password")
+}
+
+// isKafkaFlag reports whether a flag is one of kafkaConfig's, which
+// every command that reaches Kafka reads from TARN_* as well.
+func isKafkaFlag(name string) bool {
+	return strings.HasPrefix(name, "kafka-") || strings.HasPrefix(name, "schema-registry-")
+}
+
+// client returns a franz-go client of the brokers with the SASL and TLS
+// options and extra. Errors: no --kafka-brokers, bad settings.
+func (k kafkaConfig) client(extra ...kgo.Opt) (*kgo.Client, error) {
+	if err := k.validate(); err != nil {
+		return nil, err
+	}
+	if len(k.brokerList()) == 0 {
+		return nil, fmt.Errorf("--kafka-brokers (or TARN_KAFKA_BROKERS) is required")
+	}
+	opts, err := k.opts()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(append([]kgo.Opt{kgo.SeedBrokers(k.brokerList()...)}, opts...), extra...)
+	return kgo.NewClient(opts...)
 }
 
 // brokerList splits --kafka-brokers.
@@ -161,9 +194,10 @@ func (k kafkaConfig) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
-// registry returns the schema registry client, nil without a URL. An
-// https registry is verified with the Kafka CA file too when one is given.
-func (k kafkaConfig) registry() (*sr.Client, error) {
+// registry returns the schema registry client with extra options, nil
+// without a URL. An https registry is verified with the Kafka CA file too
+// when one is given.
+func (k kafkaConfig) registry(extra ...sr.ClientOpt) (*sr.Client, error) {
 	if k.registryURL == "" {
 		return nil, nil
 	}
@@ -185,7 +219,7 @@ func (k kafkaConfig) registry() (*sr.Client, error) {
 		tc.Certificates = nil
 		opts = append(opts, sr.DialTLSConfig(tc))
 	}
-	cl, err := sr.NewClient(opts...)
+	cl, err := sr.NewClient(append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("--schema-registry-url: %w", err)
 	}

@@ -47,7 +47,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newDemoCmd(), newTopicsCmd(), newPrincipalsCmd(), newRolesCmd(), newGrantsCmd(), newMaintenanceCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newDemoCmd(), newTopicsCmd(), newProduceCmd(), newPrincipalsCmd(), newRolesCmd(), newGrantsCmd(), newMaintenanceCmd(), newVersionCmd())
 	return root
 }
 

@@ -43,7 +43,7 @@ func newTopicsCmd() *cobra.Command {
 	c := &topicsClient{hc: &http.Client{Timeout: clientTimeout}}
 	cmd := &cobra.Command{
 		Use:   "topics",
-		Short: "Enable, list, inspect, update, resume and disable materialized Kafka topics",
+		Short: "Enable, list, inspect, update, resume and disable materialized Kafka topics (and create Kafka topics)",
 		Long: `Manage the Kafka topics a running tarn serve materializes into Iceberg
 tables, through its management API (/management/v1/topics) at --server
 (default ` + defaultServer + `, or TARN_SERVER).`,
@@ -52,7 +52,7 @@ tables, through its management API (/management/v1/topics) at --server
 		},
 	}
 	c.registerFlags(cmd.PersistentFlags())
-	cmd.AddCommand(c.enableCmd(), c.listCmd(), c.statusCmd(), c.updateCmd(), c.resumeCmd(), c.disableCmd())
+	cmd.AddCommand(c.enableCmd(), c.listCmd(), c.statusCmd(), c.updateCmd(), c.resumeCmd(), c.disableCmd(), topicsCreateCmd())
 	return cmd
 }
 
