@@ -99,7 +99,14 @@ func startTarn(t *testing.T, env []string, args ...string) *tarnProc {
 // startTarnCmd is startTarn for any subcommand: args start with it.
 func startTarnCmd(t *testing.T, env []string, args ...string) *tarnProc {
 	t.Helper()
-	p := &tarnProc{cmd: exec.Command(tarnBin, args...), done: make(chan struct{})}
+	return startProc(t, exec.Command(tarnBin, args...), env)
+}
+
+// startProc is startTarnCmd for a command that runs tarn some other way
+// (in a network namespace, say).
+func startProc(t *testing.T, cmd *exec.Cmd, env []string) *tarnProc {
+	t.Helper()
+	p := &tarnProc{cmd: cmd, done: make(chan struct{})}
 	p.cmd.Env = env
 	p.cmd.Stdout = &p.stdout
 	pipe, err := p.cmd.StderrPipe()

@@ -210,10 +210,13 @@ pyiceberg:
   t = load_catalog("tarn", type="rest", uri="%[1]s").load_table("demo.flights")
   print(t.scan().to_arrow().num_rows)
 
-DuckDB (iceberg extension):
-  INSTALL iceberg; LOAD iceberg;
-  ATTACH 'default' AS tarn (TYPE iceberg, ENDPOINT '%[1]s', AUTHORIZATION_TYPE 'none');
-  SELECT origin, count(*), avg(delay) FROM tarn.demo.flights GROUP BY origin ORDER BY 2 DESC LIMIT 5;
+DuckDB (pip install duckdb==1.4.4 duckdb-ext duckdb-ext-iceberg duckdb-ext-httpfs duckdb-ext-avro;
+the extensions load from those wheels, so this runs without internet access too):
+  import duckdb, duckdb_ext
+  con = duckdb_ext.init(duckdb.connect())
+  con.execute("LOAD iceberg")
+  con.execute("ATTACH 'default' AS tarn (TYPE iceberg, ENDPOINT '%[1]s', AUTHORIZATION_TYPE 'none')")
+  print(con.sql("SELECT origin, count(*), avg(delay) FROM tarn.demo.flights GROUP BY origin ORDER BY 2 DESC, 1 LIMIT 5"))
 
 Spark (iceberg-spark-runtime on the classpath):
   spark-sql \
