@@ -573,6 +573,10 @@ func (c *compiler) compile(tt iceberg.Type, path string) (node, error) {
 	}
 }
 
+// TypeName names the JSON type of a value as [Parse] returns them ("a
+// number", "an object", "null"), for messages.
+func TypeName(v any) string { return jsonKind(v) }
+
 // jsonKind names the JSON type of a parsed value, for messages.
 func jsonKind(v any) string {
 	switch v.(type) {

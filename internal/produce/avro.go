@@ -14,6 +14,8 @@ import (
 	"time"
 
 	hamba "github.com/hamba/avro/v2"
+
+	"github.com/tarnhq/tarn/ingest/jsonrow"
 )
 
 // errWrongType: a JSON value of a type the Avro type does not take.
@@ -49,7 +51,7 @@ func avroNative(s hamba.Schema, v any, path string, lenient bool) (any, error) {
 	switch s := s.(type) {
 	case *hamba.NullSchema:
 		if v != nil {
-			return nil, fail("%w: want null, got %s", errWrongType, jsonType(v))
+			return nil, fail("%w: want null, got %s", errWrongType, jsonrow.TypeName(v))
 		}
 		return nil, nil
 	case *hamba.UnionSchema:
@@ -57,7 +59,7 @@ func avroNative(s hamba.Schema, v any, path string, lenient bool) (any, error) {
 	case *hamba.RecordSchema:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return nil, fail("%w: want an object for record %s, got %s", errWrongType, s.FullName(), jsonType(v))
+			return nil, fail("%w: want an object for record %s, got %s", errWrongType, s.FullName(), jsonrow.TypeName(v))
 		}
 		out := make(map[string]any, len(s.Fields()))
 		for _, f := range s.Fields() {
@@ -88,7 +90,7 @@ func avroNative(s hamba.Schema, v any, path string, lenient bool) (any, error) {
 	case *hamba.ArraySchema:
 		arr, ok := v.([]any)
 		if !ok {
-			return nil, fail("%w: want an array, got %s", errWrongType, jsonType(v))
+			return nil, fail("%w: want an array, got %s", errWrongType, jsonrow.TypeName(v))
 		}
 		out := make([]any, len(arr))
 		for i, e := range arr {
@@ -102,7 +104,7 @@ func avroNative(s hamba.Schema, v any, path string, lenient bool) (any, error) {
 	case *hamba.MapSchema:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return nil, fail("%w: want an object for a map, got %s", errWrongType, jsonType(v))
+			return nil, fail("%w: want an object for a map, got %s", errWrongType, jsonrow.TypeName(v))
 		}
 		out := make(map[string]any, len(obj))
 		for k, e := range obj {
@@ -116,7 +118,7 @@ func avroNative(s hamba.Schema, v any, path string, lenient bool) (any, error) {
 	case *hamba.EnumSchema:
 		str, ok := v.(string)
 		if !ok {
-			return nil, fail("%w: want a string for enum %s, got %s", errWrongType, s.FullName(), jsonType(v))
+			return nil, fail("%w: want a string for enum %s, got %s", errWrongType, s.FullName(), jsonrow.TypeName(v))
 		}
 		if !slices.Contains(s.Symbols(), str) {
 			return nil, fail("%q is not a symbol of enum %s", str, s.FullName())
@@ -159,7 +161,7 @@ func avroPrimitive(s *hamba.PrimitiveSchema, v any, fail func(string, ...any) er
 				return json.Number(strings.TrimSpace(v)), nil
 			}
 		}
-		return "", fail("%w: want a number for %s, got %s", errWrongType, s.Type(), jsonType(v))
+		return "", fail("%w: want a number for %s, got %s", errWrongType, s.Type(), jsonrow.TypeName(v))
 	}
 	integer := func(bits int) (int64, error) {
 		n, err := num()
@@ -189,7 +191,7 @@ func avroPrimitive(s *hamba.PrimitiveSchema, v any, fail func(string, ...any) er
 				return b, nil
 			}
 		}
-		return nil, fail("%w: want true or false, got %s", errWrongType, jsonType(v))
+		return nil, fail("%w: want true or false, got %s", errWrongType, jsonrow.TypeName(v))
 	case hamba.Int:
 		if str, ok := v.(string); ok && (logical == hamba.Date || logical == hamba.TimeMillis) {
 			if logical == hamba.Date {
@@ -257,7 +259,7 @@ func avroPrimitive(s *hamba.PrimitiveSchema, v any, fail func(string, ...any) er
 		case bool:
 			return strconv.FormatBool(v), nil
 		}
-		return nil, fail("%w: want a string, got %s", errWrongType, jsonType(v))
+		return nil, fail("%w: want a string, got %s", errWrongType, jsonrow.TypeName(v))
 	case hamba.Bytes:
 		if d, ok := s.Logical().(*hamba.DecimalLogicalSchema); ok {
 			return avroDecimal(d, v, fail)
@@ -306,7 +308,7 @@ func avroUnion(u *hamba.UnionSchema, v any, path string, lenient bool) (any, err
 		}
 	}
 	if first == nil {
-		first = fmt.Errorf("%s: no branch of %s takes %s", orRecord(path), u, jsonType(v))
+		first = fmt.Errorf("%s: no branch of %s takes %s", orRecord(path), u, jsonrow.TypeName(v))
 	}
 	return nil, first
 }
@@ -389,7 +391,7 @@ func avroDecimal(d *hamba.DecimalLogicalSchema, v any, fail func(string, ...any)
 	case float64:
 		text = strconv.FormatFloat(v, 'f', -1, 64)
 	default:
-		return nil, fail("%w: want a decimal number, got %s", errWrongType, jsonType(v))
+		return nil, fail("%w: want a decimal number, got %s", errWrongType, jsonrow.TypeName(v))
 	}
 	r, ok := new(big.Rat).SetString(text)
 	if !ok {
@@ -408,7 +410,7 @@ func avroDecimal(d *hamba.DecimalLogicalSchema, v any, fail func(string, ...any)
 func base64Bytes(v any, fail func(string, ...any) error) ([]byte, error) {
 	s, ok := v.(string)
 	if !ok {
-		return nil, fail("%w: want a base64 string, got %s", errWrongType, jsonType(v))
+		return nil, fail("%w: want a base64 string, got %s", errWrongType, jsonrow.TypeName(v))
 	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
@@ -466,24 +468,6 @@ func defaultJSON(d any) (any, error) {
 	dec.UseNumber()
 	err = dec.Decode(&v)
 	return v, err
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number, float64:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 func joinPath(path, name string) string {
