@@ -52,14 +52,16 @@ type kafkaConfig struct {
 	registryPassword      secret
 }
 
+// register registers the flags of tarn serve.
 func (k *kafkaConfig) register(f *pflag.FlagSet) {
-	k.registerBrokers(f)
-	k.registerRegistry(f)
+	k.registerBrokers(f, "Kafka seed brokers, host:port, comma-separated (empty: no ingest, catalog only)")
+	k.registerRegistry(f, "Confluent-compatible schema registry URL(s), comma-separated (empty: only json and raw topics)")
 }
 
-// registerBrokers registers the --kafka-* flags.
-func (k *kafkaConfig) registerBrokers(f *pflag.FlagSet) {
-	f.StringVar(&k.brokers, "kafka-brokers", "", "Kafka seed brokers, host:port, comma-separated (empty: no ingest, catalog only)")
+// registerBrokers registers the --kafka-* flags; brokersUsage is the
+// help of --kafka-brokers, which says what an empty list means.
+func (k *kafkaConfig) registerBrokers(f *pflag.FlagSet, brokersUsage string) {
+	f.StringVar(&k.brokers, "kafka-brokers", "", brokersUsage)
 	f.StringVar(&k.saslMechanism, "kafka-sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (empty: no SASL)")
 	f.StringVar(&k.saslUsername, "kafka-sasl-username", "", "SASL username")
 	f.Var(&k.saslPassword, "kafka-sasl-password", "SASL password")
@@ -70,9 +72,10 @@ func (k *kafkaConfig) registerBrokers(f *pflag.FlagSet) {
 	f.BoolVar(&k.tlsInsecureSkipVerify, "kafka-tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
 }
 
-// registerRegistry registers the --schema-registry-* flags.
-func (k *kafkaConfig) registerRegistry(f *pflag.FlagSet) {
-	f.StringVar(&k.registryURL, "schema-registry-url", "", "Confluent-compatible schema registry URL(s), comma-separated (empty: only json and raw topics)")
+// registerRegistry registers the --schema-registry-* flags; urlUsage is
+// the help of --schema-registry-url.
+func (k *kafkaConfig) registerRegistry(f *pflag.FlagSet, urlUsage string) {
+	f.StringVar(&k.registryURL, "schema-registry-url", "", urlUsage)
 	f.StringVar(&k.registryUsername, "schema-registry-username", "", "schema registry basic-auth username")
 	f.Var(&k.registryPassword, "schema-registry-password", "schema registry basic-auth password")
 }

@@ -103,7 +103,8 @@ read from TARN_* variables too (--kafka-brokers is TARN_KAFKA_BROKERS).`,
 	f.StringVar(&cfg.keyField, "key-field", "", "field whose value (as text) is the record key (default: no key)")
 	f.IntVar(&cfg.rate, "rate", 0, "records per second (0: as fast as the broker takes them)")
 	f.Int64Var(&cfg.count, "count", 0, "records to produce, starting the input over at its end (0: the input once)")
-	cfg.kafka.register(f)
+	cfg.kafka.registerBrokers(f, "Kafka seed brokers, host:port, comma-separated (required)")
+	cfg.kafka.registerRegistry(f, "Confluent-compatible schema registry URL(s), comma-separated (needed with --schema-file)")
 	return cmd
 }
 

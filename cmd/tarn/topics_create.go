@@ -73,6 +73,6 @@ defaults apply (num.partitions, default.replication.factor).`,
 	f.Int32Var(&partitions, "partitions", -1, "number of partitions (-1: the brokers' num.partitions)")
 	f.Int16Var(&replicas, "replication-factor", -1, "replicas of each partition (-1: the brokers' default.replication.factor)")
 	f.StringArrayVar(&configs, "config", nil, "topic configuration key=value, repeatable (retention.ms=..., cleanup.policy=...)")
-	kc.registerBrokers(f)
+	kc.registerBrokers(f, "Kafka seed brokers, host:port, comma-separated (required)")
 	return cmd
 }
