@@ -98,6 +98,12 @@ func TestE2EDemoDuckDBOffline(t *testing.T) {
 	for _, o := range origins[:5] {
 		assert.Regexp(t, fmt.Sprintf(`│ %s\s+│\s+%d │`, o, counts[o]), string(out), "origin %s", o)
 	}
+	// The README's DuckDB snippet sets DuckDB up the same way.
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	setup := strings.Join(strings.Split(snippet, "\n")[:3], "\n")
+	assert.Contains(t, strings.ReplaceAll(string(readme), "\n\n", "\n"), setup, "README.md's DuckDB snippet")
+
 	entries, err := os.ReadDir(home)
 	require.NoError(t, err)
 	for _, e := range entries {
