@@ -17,8 +17,9 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 
 	// ErrInvalidClient: unknown client id or wrong secret at the token
-	// endpoint (OAuth2 invalid_client, 401).
-	ErrInvalidClient = errors.New("invalid client credentials")
+	// endpoint (OAuth2 invalid_client, 401); wraps ErrUnauthenticated, so
+	// it is a 401 wherever it surfaces, not only at the token endpoint.
+	ErrInvalidClient = wrap(ErrUnauthenticated, "invalid client credentials")
 	// ErrTokenInvalid: a bearer token that does not verify (bad format,
 	// signature, issuer, audience or expiry); wraps ErrUnauthenticated.
 	ErrTokenInvalid = wrap(ErrUnauthenticated, "invalid token")
