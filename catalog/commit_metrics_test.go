@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/view"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,5 +131,94 @@ func TestCommitRetryMetricCountsOnlyRebases(t *testing.T) {
 		assert.Equal(t, "v", got.Properties()["k"])
 		assert.Equal(t, 1.0, counterValue(t, "tarn_catalog_commit_retries_total")-retries0, "one rebase")
 		assert.Equal(t, 0.0, counterValue(t, "tarn_catalog_commit_conflicts_total")-conflicts0)
+	})
+}
+
+// Regression: tarn_catalog_commits_total ("table metadata pointers
+// swapped by commits, creates included") counted only commits and staged
+// creates: a plain createTable, createView or register left it where it
+// was, so a dashboard of catalog writes missed every table made in one
+// step. Each pointer write counts once; a refused commit and a commit
+// with nothing to apply count nothing.
+func TestCommitsMetricCountsEveryPointerWrite(t *testing.T) {
+	ctx := context.Background()
+	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
+	ns := catalog.Namespace{"m"}
+	require.NoError(t, cat.CreateNamespace(ctx, ns, nil))
+	tid := catalog.Ident{Namespace: ns, Name: "t"}
+	vid := catalog.Ident{Namespace: ns, Name: "v"}
+	counts := func(what string, want float64, f func() error) {
+		t.Helper()
+		before := counterValue(t, "tarn_catalog_commits_total")
+		err := f()
+		if want == 0 && what != "no-op commit" {
+			require.Error(t, err, what)
+		} else {
+			require.NoError(t, err, what)
+		}
+		assert.Equal(t, want, counterValue(t, "tarn_catalog_commits_total")-before, what)
+	}
+	var tableLoc, viewLoc string
+	counts("create table", 1, func() error {
+		l, err := cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "t", Schema: idSchema})
+		if l != nil {
+			tableLoc = l.MetadataLocation
+		}
+		return err
+	})
+	counts("commit", 1, func() error {
+		_, err := cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: tid, Updates: []table.Update{
+			table.NewSetPropertiesUpdate(iceberg.Properties{"k": "v"})}})
+		return err
+	})
+	counts("no-op commit", 0, func() error {
+		_, err := cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: tid})
+		return err
+	})
+	counts("refused commit", 0, func() error {
+		_, err := cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: tid,
+			Requirements: []table.Requirement{table.AssertCurrentSchemaID(7)},
+			Updates:      []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"k": "w"})}})
+		return err
+	})
+	counts("staged create, committed", 1, func() error {
+		staged, err := cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: "s", Schema: idSchema, StageCreate: true})
+		if err != nil {
+			return err
+		}
+		md, err := table.ParseMetadataBytes(staged.MetadataJSON)
+		if err != nil {
+			return err
+		}
+		sp, so := md.PartitionSpec(), md.SortOrder()
+		_, err = cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: catalog.Ident{Namespace: ns, Name: "s"},
+			Requirements: []table.Requirement{table.AssertCreate()},
+			Updates: []table.Update{table.NewAssignUUIDUpdate(md.TableUUID()), table.NewUpgradeFormatVersionUpdate(md.Version()),
+				table.NewAddSchemaUpdate(md.CurrentSchema()), table.NewSetCurrentSchemaUpdate(-1),
+				table.NewAddPartitionSpecUpdate(&sp, true), table.NewSetDefaultSpecUpdate(-1),
+				table.NewAddSortOrderUpdate(&so), table.NewSetDefaultSortOrderUpdate(-1),
+				table.NewSetLocationUpdate(md.Location())}})
+		return err
+	})
+	counts("create view", 1, func() error {
+		l, err := cat.CreateView(ctx, wh, ns, spec.CreateViewRequest{Name: "v", Schema: idSchema, ViewVersion: viewVersion()})
+		if l != nil {
+			viewLoc = l.MetadataLocation
+		}
+		return err
+	})
+	counts("replace view", 1, func() error {
+		_, err := cat.ReplaceView(ctx, wh, vid, nil, []view.Update{view.NewSetPropertiesUpdate(iceberg.Properties{"k": "v"})})
+		return err
+	})
+	require.NoError(t, cat.DropTable(ctx, wh, tid, false))
+	require.NoError(t, cat.DropView(ctx, vid))
+	counts("register table", 1, func() error {
+		_, err := cat.RegisterTable(ctx, wh, ns, spec.RegisterTableRequest{Name: "t", MetadataLocation: tableLoc})
+		return err
+	})
+	counts("register view", 1, func() error {
+		_, err := cat.RegisterView(ctx, wh, ns, spec.RegisterViewRequest{Name: "v", MetadataLocation: viewLoc})
+		return err
 	})
 }

@@ -8,7 +8,7 @@ import (
 var (
 	commitsTotal = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "tarn_catalog_commits_total",
-		Help: "Table metadata pointers swapped by commits (creates included).",
+		Help: "Table and view metadata pointers written: creates, registrations and commits (one per table a transaction changes).",
 	})
 	commitRetriesTotal = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "tarn_catalog_commit_retries_total",

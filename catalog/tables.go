@@ -120,6 +120,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
+	commitsTotal.Inc()
 	c.staged.forget(wh, id)
 	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1, Locations: locs}, nil
 }
@@ -311,6 +312,7 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 	if err := c.store.CommitPointers(ctx, []PointerChange{change}); err != nil {
 		return nil, err
 	}
+	commitsTotal.Inc()
 	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: change.ExpectedVersion + 1, Locations: locs}, nil
 }
 

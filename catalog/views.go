@@ -80,6 +80,7 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: mloc, Locations: locs}}); err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
+	commitsTotal.Inc()
 	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
 }
 
@@ -214,5 +215,6 @@ func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace,
 	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: req.MetadataLocation, Locations: locs}}); err != nil {
 		return nil, err
 	}
+	commitsTotal.Inc()
 	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: 1}, nil
 }
