@@ -1,12 +1,17 @@
 package server_test
 
 import (
-	"io"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,31 +67,95 @@ func TestMetadataDeleteAfterCommit(t *testing.T) {
 	require.Len(t, metadataFiles(t, other.Location()), 4)
 }
 
-// TestPrometheusMetrics checks that /metrics carries per-route request
-// counts and latencies, commit conflicts and reported client metrics.
+// TestPrometheusMetrics checks that /metrics counts what happened: each
+// request once under its route template, method and status (and once in
+// the latency histogram), the create as a commit, the refused commit as
+// a conflict and the client's report by type. The counters are
+// process-wide, so the test compares them before and after.
 func TestPrometheusMetrics(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "obs")
+	const tableRoute = "/v1/:prefix/namespaces/:namespace/tables/:table"
+	const tablesRoute = "/v1/:prefix/namespaces/:namespace/tables"
+	before := scrapeMetrics(t, e.srv.URL)
 	e.createTable(t, ns, "t")
 	e.load(t, tableIdent(ns, "t"))
 	rsp := e.do(t, http.MethodPost, tablePath(ns, "t")+"/metrics", `{"report-type":"scan-report","table-name":"obs.t","snapshot-id":1,"filter":true,"schema-id":0,"projected-field-ids":[],"projected-field-names":[],"metrics":{}}`)
 	require.Equal(t, http.StatusNoContent, rsp.Status, "body: %s", rsp.Body)
 	rsp = e.do(t, http.MethodPost, tablePath(ns, "t"), `{"requirements":[{"type":"assert-current-schema-id","current-schema-id":7}],"updates":[]}`)
 	require.Equal(t, http.StatusConflict, rsp.Status)
+	after := scrapeMetrics(t, e.srv.URL)
 
-	res, err := http.Get(e.srv.URL + "/metrics")
+	for series, want := range map[string]float64{
+		`tarn_http_requests_total{code="200",method="POST",route="` + tablesRoute + `"}`:                1,
+		`tarn_http_requests_total{code="200",method="GET",route="` + tableRoute + `"}`:                  1,
+		`tarn_http_requests_total{code="204",method="POST",route="` + tableRoute + `/metrics"}`:         1,
+		`tarn_http_requests_total{code="409",method="POST",route="` + tableRoute + `"}`:                 1,
+		`tarn_http_requests_total{code="200",method="POST",route="` + tableRoute + `"}`:                 0,
+		`tarn_http_request_duration_seconds_count{method="GET",route="` + tableRoute + `"}`:             1,
+		`tarn_http_request_duration_seconds_count{method="POST",route="` + tableRoute + `"}`:            1,
+		`tarn_http_request_duration_seconds_bucket{le="+Inf",method="POST",route="` + tableRoute + `"}`: 1,
+		`tarn_catalog_metrics_reports_total{report_type="scan-report"}`:                                 1,
+		`tarn_catalog_metrics_reports_total{report_type="commit-report"}`:                               0,
+		`tarn_catalog_commits_total`:          1,
+		`tarn_catalog_commit_conflicts_total`: 1,
+		`tarn_catalog_commit_retries_total`:   0,
+	} {
+		assert.Equal(t, want, after[series]-before[series], "%s: before %v, after %v", series, before[series], after[series])
+		if want > 0 {
+			assert.Contains(t, after, series)
+		}
+	}
+	// The latency histogram observed the requests' real durations: its
+	// sum moved, and no more than the test took.
+	sum := `tarn_http_request_duration_seconds_sum{method="GET",route="` + tableRoute + `"}`
+	assert.Positive(t, after[sum]-before[sum])
+}
+
+// scrapeMetrics GETs base/metrics and returns every sample by series,
+// `name{label="value",...}` with labels sorted by name (histograms as
+// name_bucket / name_sum / name_count, as exposed).
+func scrapeMetrics(t *testing.T, base string) map[string]float64 {
+	t.Helper()
+	res, err := http.Get(base + "/metrics")
 	require.NoError(t, err)
 	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(res.Body)
 	require.NoError(t, err)
-	text := string(body)
-	for _, want := range []string{
-		`tarn_http_requests_total{code="200",method="GET",route="/v1/:prefix/namespaces/:namespace/tables/:table"}`,
-		`tarn_http_request_duration_seconds_bucket{method="GET",route="/v1/:prefix/namespaces/:namespace/tables/:table",le=`,
-		`tarn_http_requests_total{code="409",method="POST",route="/v1/:prefix/namespaces/:namespace/tables/:table"}`,
-		`tarn_catalog_metrics_reports_total{report_type="scan-report"}`,
-		`tarn_catalog_commit_conflicts_total`,
-	} {
-		require.Contains(t, text, want)
+	out := map[string]float64{}
+	series := func(name string, labels []*dto.LabelPair, extra ...string) string {
+		var ls []string
+		for _, l := range labels {
+			ls = append(ls, l.GetName()+`="`+l.GetValue()+`"`)
+		}
+		ls = append(ls, extra...)
+		if len(ls) == 0 {
+			return name
+		}
+		sort.Strings(ls)
+		return name + "{" + strings.Join(ls, ",") + "}"
 	}
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch {
+			case m.Counter != nil:
+				out[series(name, m.GetLabel())] = m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				out[series(name, m.GetLabel())] = m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				h := m.GetHistogram()
+				out[series(name+"_count", m.GetLabel())] = float64(h.GetSampleCount())
+				out[series(name+"_sum", m.GetLabel())] = h.GetSampleSum()
+				for _, b := range h.GetBucket() {
+					out[series(name+"_bucket", m.GetLabel(), `le="`+strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)+`"`)] = float64(b.GetCumulativeCount())
+				}
+				out[series(name+"_bucket", m.GetLabel(), `le="+Inf"`)] = float64(h.GetSampleCount())
+			case m.Untyped != nil:
+				out[series(name, m.GetLabel())] = m.GetUntyped().GetValue()
+			}
+		}
+	}
+	return out
 }
