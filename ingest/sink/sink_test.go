@@ -2,7 +2,9 @@ package sink_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -317,8 +320,8 @@ func TestEmptyBatchAdvancesOffsets(t *testing.T) {
 	assert.Len(t, h.scan(), 3)
 }
 
-// TestInvalidBatches: malformed batches are refused before anything is
-// written.
+// TestInvalidBatches: malformed batches are refused, each with its own
+// error, and nothing is written: no snapshot, no data file left behind.
 func TestInvalidBatches(t *testing.T) {
 	h := newHarness(t, nil)
 	s := h.open(nil)
@@ -332,25 +335,51 @@ func TestInvalidBatches(t *testing.T) {
 	cases := []struct {
 		name  string
 		batch sink.Batch
-		want  error // nil: any error
+		want  error
+		msg   string // in the error's text
 	}{
-		{"no ranges", sink.Batch{Records: good.Records}, sink.ErrInvalidBatch},
-		{"end before start", sink.Batch{Ranges: map[int32]sink.Range{0: {Start: 5, End: 4}}}, sink.ErrInvalidBatch},
-		{"negative partition", sink.Batch{Ranges: map[int32]sink.Range{-1: {Start: 0, End: 1}}}, sink.ErrInvalidBatch},
-		{"negative offset", sink.Batch{Ranges: map[int32]sink.Range{0: {Start: -2, End: 1}}}, sink.ErrInvalidBatch},
-		{"records of two schemas", sink.Batch{Records: []arrow.RecordBatch{good.Records[0], odd}, Ranges: good.Ranges}, sink.ErrInvalidBatch},
-		{"schema not the table's", sink.Batch{Records: []arrow.RecordBatch{odd}, Ranges: good.Ranges}, nil},
+		{"no ranges", sink.Batch{Records: good.Records}, sink.ErrInvalidBatch, "no partition ranges"},
+		{"end before start", sink.Batch{Ranges: map[int32]sink.Range{0: {Start: 5, End: 4}}}, sink.ErrInvalidBatch, "partition 0 range [5, 4)"},
+		{"negative partition", sink.Batch{Ranges: map[int32]sink.Range{-1: {Start: 0, End: 1}}}, sink.ErrInvalidBatch, "partition -1 range [0, 1)"},
+		{"negative offset", sink.Batch{Ranges: map[int32]sink.Range{0: {Start: -2, End: 1}}}, sink.ErrInvalidBatch, "partition 0 range [-2, 1)"},
+		{"records of two schemas", sink.Batch{Records: []arrow.RecordBatch{good.Records[0], odd}, Ranges: good.Ranges}, sink.ErrInvalidBatch, "record 1 has another schema"},
+		// iceberg-go refuses the write (Write's doc: its errors, wrapped).
+		{"schema not the table's", sink.Batch{Records: []arrow.RecordBatch{odd}, Ranges: good.Ranges}, iceberg.ErrInvalidArgument, "not compatible with the table schema"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := s.Commit(h.ctx, tc.batch)
-			require.Error(t, err)
-			if tc.want != nil {
-				require.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, tc.want)
+			assert.Contains(t, err.Error(), tc.msg)
+			if tc.want != sink.ErrInvalidBatch {
+				assert.NotErrorIs(t, err, sink.ErrInvalidBatch, "a well-formed batch is not ErrInvalidBatch")
 			}
 		})
 	}
 	assert.Nil(t, h.load().CurrentSnapshot())
+	assert.Empty(t, dataFiles(t, h.load()), "a refused batch leaves no data file")
+}
+
+// dataFiles lists the files under tbl's data/ directory through the
+// table's own FileIO (none when the directory does not exist).
+func dataFiles(t *testing.T, tbl *table.Table) []string {
+	t.Helper()
+	fsys, err := tbl.FS(t.Context())
+	require.NoError(t, err)
+	lio, ok := fsys.(iceio.ListableIO)
+	require.True(t, ok, "%T cannot list", fsys)
+	var out []string
+	err = lio.WalkDir(strings.TrimSuffix(tbl.Location(), "/")+"/data", func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err == nil && !d.IsDir() {
+			out = append(out, path)
+		}
+		return err
+	})
+	require.NoError(t, err)
+	return out
 }
 
 // TestHeadFailsClosed: offsets the sink cannot trust stop it instead of
