@@ -156,11 +156,20 @@ func TestSecondOpenFailsInsteadOfHanging(t *testing.T) {
 	require.NoError(t, s.Close())
 }
 
+// TestOpenRefusesCorruptFile: a data file that is not a bbolt file is
+// refused with bbolt's invalid-database error, naming the file, and left
+// as it was (never reinitialised over).
 func TestOpenRefusesCorruptFile(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, bolt.FileName), []byte("this is not a bbolt file, but it is long enough to be read as one or not at all..............................................................."), 0o600))
+	path := filepath.Join(dir, bolt.FileName)
+	corrupt := []byte("this is not a bbolt file, but it is long enough to be read as one or not at all...............................................................")
+	require.NoError(t, os.WriteFile(path, corrupt, 0o600))
 	_, err := bolt.Open(dir)
-	require.Error(t, err)
+	require.ErrorIs(t, err, bbolt.ErrInvalid)
+	assert.Contains(t, err.Error(), path)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, corrupt, after, "a refused file is not modified")
 }
 
 // A file written before the location index existed gets it built on

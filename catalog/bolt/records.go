@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/tarnhq/tarn/catalog"
 )
 
 // bucketRecords holds one nested bucket per collection of records kept
@@ -15,7 +17,8 @@ var bucketRecords = []byte("records")
 
 // PutRecord stores value under key in collection, replacing any value.
 // The write is one fsynced bbolt transaction. Values are opaque bytes
-// (their owners store JSON).
+// (their owners store JSON). Errors: catalog.ErrInvalidArgument for an
+// empty collection or key (as for every record method).
 func (s *Store) PutRecord(ctx context.Context, collection, key string, value []byte) error {
 	if err := checkRecordKey(collection, key); err != nil {
 		return err
@@ -107,10 +110,11 @@ func recordBucket(tx *bbolt.Tx, collection string) *bbolt.Bucket {
 	return root.Bucket([]byte(collection))
 }
 
-// checkRecordKey refuses the empty names bbolt cannot store.
+// checkRecordKey refuses the empty names bbolt cannot store, with
+// catalog.ErrInvalidArgument: the caller's input, not the store, is wrong.
 func checkRecordKey(collection, key string) error {
 	if collection == "" || key == "" {
-		return fmt.Errorf("bolt: record collection and key must not be empty (got %q, %q)", collection, key)
+		return fmt.Errorf("%w: bolt: record collection and key must not be empty (got %q, %q)", catalog.ErrInvalidArgument, collection, key)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
 )
 
 // TestRecords: put, get, list and delete records in two collections, and
@@ -26,8 +28,14 @@ func TestRecords(t *testing.T) {
 	require.NoError(t, s.PutRecord(ctx, "topics", "orders", []byte(`{"v":2}`)))
 	require.NoError(t, s.PutRecord(ctx, "topics", "clicks", []byte(`{"v":3}`)))
 	require.NoError(t, s.PutRecord(ctx, "other", "orders", []byte(`x`)))
-	require.Error(t, s.PutRecord(ctx, "topics", "", []byte(`x`)))
-	require.Error(t, s.PutRecord(ctx, "", "k", []byte(`x`)))
+	// bbolt cannot store an empty name: refused as the caller's error.
+	require.ErrorIs(t, s.PutRecord(ctx, "topics", "", []byte(`x`)), catalog.ErrInvalidArgument)
+	require.ErrorIs(t, s.PutRecord(ctx, "", "k", []byte(`x`)), catalog.ErrInvalidArgument)
+	_, _, err = s.GetRecord(ctx, "", "k")
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+	_, err = s.ListRecords(ctx, "")
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+	require.ErrorIs(t, s.DeleteRecord(ctx, "topics", ""), catalog.ErrInvalidArgument)
 	require.NoError(t, s.Close())
 
 	s = openStore(t, dir)
