@@ -531,11 +531,15 @@ func TestAuthIcebergGoCredential(t *testing.T) {
 	}
 	assert.Equal(t, []string{"lab.t"}, names)
 	_, err = c.CreateTable(ctx, icecat.ToIdentifier("other", "t"), idDataSchema())
-	require.ErrorContains(t, err, "Forbidden")
+	require.ErrorIs(t, err, rest.ErrForbidden)
+	require.ErrorContains(t, err, "ForbiddenException")
 	require.NoError(t, c.DropTable(ctx, id))
 
+	// A wrong secret fails at the token endpoint with OAuth2's
+	// invalid_client, which iceberg-go reports as ErrOAuthError.
 	_, err = rest.NewCatalog(ctx, "tarn", e.url, rest.WithCredential("spark-job:wrong"))
-	require.Error(t, err)
+	require.ErrorIs(t, err, rest.ErrOAuthError)
+	require.ErrorContains(t, err, "invalid_client")
 }
 
 // TestAuthNoneModeUnchanged: without Config.Auth no route asks for a
@@ -554,6 +558,8 @@ func TestAuthNoneModeUnchanged(t *testing.T) {
 	require.NoError(t, json.NewDecoder(rsp.Body).Decode(&em))
 	rsp.Body.Close()
 	assert.Equal(t, http.StatusServiceUnavailable, rsp.StatusCode)
+	assert.Equal(t, spec.ServiceUnavailable.Type, em.Error.Type)
+	assert.Equal(t, http.StatusServiceUnavailable, em.Error.Code)
 	rsp, err = http.PostForm(srv.URL+"/v1/oauth/tokens", url.Values{"grant_type": {"client_credentials"}})
 	require.NoError(t, err)
 	rsp.Body.Close()
