@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -166,11 +167,15 @@ func TestServeOAuth2(t *testing.T) {
 	assert.Equal(t, http.StatusOK, do(etl, "POST", "/v1/namespaces/lab/tables", schema))
 	assert.Equal(t, http.StatusForbidden, do(etl, "POST", "/v1/namespaces/hr/tables", schema))
 	assert.Equal(t, http.StatusUnauthorized, do("", "GET", "/v1/config", ""))
-	// Plain HTTP is not served on the TLS port.
-	if rsp, err := http.Get("http://" + p.Address + "/healthz"); err == nil {
-		assert.NotEqual(t, http.StatusOK, rsp.StatusCode)
-		rsp.Body.Close()
-	}
+	// Plain HTTP is not served on the TLS port: Go's TLS server answers a
+	// plaintext request with 400 and says why.
+	plainRsp, err := http.Get("http://" + p.Address + "/healthz")
+	require.NoError(t, err)
+	plain, err := io.ReadAll(plainRsp.Body)
+	plainRsp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, plainRsp.StatusCode)
+	assert.Contains(t, string(plain), "HTTP request to an HTTPS server")
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, 0, p.wait(t, shutdownDeadline))
 	logs := p.Stderr()
