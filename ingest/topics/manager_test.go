@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -94,10 +95,23 @@ func TestEnableMaterializes(t *testing.T) {
 	assert.EqualValues(t, produced, values["tarn_topic_rows_total/"])
 	assert.EqualValues(t, 1, values["tarn_topic_state/syncing"])
 	assert.EqualValues(t, 0, values["tarn_topic_state/suspended"])
-	assert.Positive(t, values["tarn_topic_commits_total/"])
-	assert.Contains(t, values, "tarn_topic_lag_records/")
-	assert.Contains(t, values, "tarn_topic_lag_seconds/")
-	assert.Contains(t, values, "tarn_topic_commit_conflicts_total/")
+	// Commits, files and bytes are the table's own: one snapshot per
+	// commit, the head's data files and their size.
+	tbl := e.loadTable()
+	head := tbl.CurrentSnapshot()
+	require.NotNil(t, head)
+	assert.Len(t, tbl.Metadata().Snapshots(), int(st.Commits), "Status.Commits")
+	assert.Equal(t, head.Summary.Properties["total-data-files"], strconv.FormatInt(st.Files, 10), "Status.Files")
+	assert.Equal(t, head.Summary.Properties["total-files-size"], strconv.FormatInt(st.Bytes, 10), "Status.Bytes")
+	assert.EqualValues(t, st.Commits, values["tarn_topic_commits_total/"])
+	assert.EqualValues(t, st.Files, values["tarn_topic_files_total/"])
+	assert.EqualValues(t, st.Bytes, values["tarn_topic_bytes_total/"])
+	// Caught up, alone on the table: no lag, no conflict.
+	for _, series := range []string{"tarn_topic_lag_records/", "tarn_topic_lag_seconds/", "tarn_topic_commit_conflicts_total/", "tarn_topic_gap_offsets_total/"} {
+		require.Contains(t, values, series)
+		assert.Zero(t, values[series], series)
+	}
+	assert.InDelta(t, float64(st.LastCommit.UnixNano())/1e9, values["tarn_topic_last_commit_timestamp_seconds/"], 1e-3)
 }
 
 // TestRestartResumesWithoutDuplicates: a new Manager over the same store
