@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/ingest/sink"
@@ -75,9 +74,17 @@ func TestStatusAndMetrics(t *testing.T) {
 
 	require.Equal(t, 20.0, metricValue(t, h, "tarn_maintenance_files_compacted_total"))
 	require.Equal(t, 2.0, metricValue(t, h, "tarn_maintenance_table_files"))
-	n, err := testutil.GatherAndCount(h.reg, "tarn_maintenance_job_duration_seconds")
-	require.NoError(t, err)
-	require.Positive(t, n)
+	// One duration sample per job that acted (skipped runs are not timed).
+	acted := 0
+	for _, r := range rs {
+		want := uint64(0)
+		if r.Skipped == "" {
+			want = 1
+			acted++
+		}
+		require.Equal(t, want, jobDurationCount(t, h, r.Job), "%s (skipped %q)", r.Job, r.Skipped)
+	}
+	require.Positive(t, acted)
 
 	_, err = h.sched.RunJobs(h.ctx, tableIdent, []string{"vacuum"})
 	require.ErrorIs(t, err, maintenance.ErrUnknownJob)
@@ -85,6 +92,27 @@ func TestStatusAndMetrics(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, h.next, o.Next[0])
+}
+
+// jobDurationCount is the sample count of
+// tarn_maintenance_job_duration_seconds{job}.
+func jobDurationCount(t *testing.T, h *harness, job string) uint64 {
+	t.Helper()
+	mfs, err := h.reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "tarn_maintenance_job_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "job" && l.GetValue() == job {
+					return m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // metricValue gathers metric name's sample for table air.flights.
