@@ -27,6 +27,7 @@ import (
 
 	"github.com/tarnhq/tarn/ingest/protobuf"
 	"github.com/tarnhq/tarn/internal/demo"
+	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/internal/testkafka"
 )
 
@@ -73,7 +74,7 @@ func TestE2EIngestCrash(t *testing.T) {
 	dataDir := filepath.Join("..", "..", "..", "shared", "data")
 	f, err := os.Open(filepath.Join(dataDir, "flights-3m.parquet"))
 	if err != nil {
-		t.Skipf("shared data not found beside the repository (%v); CI checks it out as ../shared/data", err)
+		testenv.Missing(t, "shared data not found beside the repository (%v); CI checks it out as ../shared/data", err)
 	}
 	rows, err := demo.ReadFlights(f, ingestRows+2*ingestMore)
 	f.Close()
@@ -159,7 +160,7 @@ func TestE2EIngestFormats(t *testing.T) {
 	dataDir := filepath.Join("..", "..", "..", "shared", "data")
 	f, err := os.Open(filepath.Join(dataDir, "flights-3m.parquet"))
 	if err != nil {
-		t.Skipf("shared data not found beside the repository (%v); CI checks it out as ../shared/data", err)
+		testenv.Missing(t, "shared data not found beside the repository (%v); CI checks it out as ../shared/data", err)
 	}
 	rows, err := demo.ReadFlights(f, ingestRows)
 	f.Close()

@@ -31,6 +31,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/sink"
 	kafkasource "github.com/tarnhq/tarn/ingest/source"
 	"github.com/tarnhq/tarn/internal/demo"
+	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/internal/testkafka"
 )
 
@@ -66,7 +67,7 @@ func TestE2EFlights(t *testing.T) {
 	dataDir := filepath.Join("..", "..", "..", "shared", "data")
 	parquetPath := filepath.Join(dataDir, "flights-3m.parquet")
 	if _, err := os.Stat(parquetPath); err != nil {
-		t.Skipf("shared data not found beside the repository (%s: %v); CI checks it out as ../shared/data", parquetPath, err)
+		testenv.Missing(t, "shared data not found beside the repository (%s: %v); CI checks it out as ../shared/data", parquetPath, err)
 	}
 	want := loadE2EAnswers(t, filepath.Join(dataDir, "answers.json"))
 	began := time.Now()
