@@ -46,6 +46,21 @@ func motoWarehouse(t *testing.T, endpoint string) *Warehouse {
 	return wh
 }
 
+// TestWriteNewRefusesExistingFile: on a file:// warehouse an existing
+// metadata file is refused with os.ErrExist and keeps its content (the
+// S3 case is in TestS3LargeFileAndConditionalWrite).
+func TestWriteNewRefusesExistingFile(t *testing.T) {
+	ctx := context.Background()
+	wh, err := NewWarehouse("w", "file://"+t.TempDir(), nil)
+	require.NoError(t, err)
+	loc := wh.Location + "/t/metadata/00001-x.metadata.json"
+	require.NoError(t, wh.WriteNew(ctx, loc, []byte(`{"a":1}`)))
+	require.ErrorIs(t, wh.WriteNew(ctx, loc, []byte(`{"a":2}`)), os.ErrExist)
+	b, err := wh.Read(ctx, loc)
+	require.NoError(t, err)
+	require.Equal(t, `{"a":1}`, string(b))
+}
+
 // A data file larger than one part goes up as a multipart upload and
 // reads back intact; metadata files are never overwritten.
 func TestS3LargeFileAndConditionalWrite(t *testing.T) {
@@ -91,7 +106,7 @@ func TestS3LargeFileAndConditionalWrite(t *testing.T) {
 
 	loc := wh.Location + "/t/metadata/00001-x.metadata.json"
 	require.NoError(t, wh.WriteNew(ctx, loc, []byte(`{"a":1}`)))
-	require.Error(t, wh.WriteNew(ctx, loc, []byte(`{"a":2}`)), "an existing metadata file is not replaced")
+	require.ErrorIs(t, wh.WriteNew(ctx, loc, []byte(`{"a":2}`)), os.ErrExist, "an existing metadata file is not replaced")
 	b, err := wh.Read(ctx, loc)
 	require.NoError(t, err)
 	require.Equal(t, `{"a":1}`, string(b))

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/google/uuid"
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 )
 
 // DefaultWarehouse is the name (REST prefix) of the warehouse Tarn serves
@@ -264,7 +265,8 @@ func (w *Warehouse) FileIOFunc(loc string) func(context.Context) (icebergio.IO, 
 // WriteNew writes data to a new file at loc and returns once it is durable:
 // for file:// the file and its directory are fsynced (iceberg-go's LocalFS
 // does not fsync); object stores acknowledge a PUT only once it is durable.
-// An existing file is an error: metadata files are never overwritten.
+// An existing file is an error wrapping os.ErrExist (file://: O_EXCL; S3:
+// If-None-Match: *, answered 412): metadata files are never overwritten.
 func (w *Warehouse) WriteNew(ctx context.Context, loc string, data []byte) error {
 	if w.root.Scheme == "file" {
 		u, err := parseLocation(loc)
@@ -288,7 +290,12 @@ func (w *Warehouse) WriteNew(ctx context.Context, loc string, data []byte) error
 			_ = bw.Close()
 			return err
 		}
-		return bw.Close()
+		if err := bw.Close(); gcerrors.Code(err) == gcerrors.FailedPrecondition {
+			return fmt.Errorf("%w: %s: %w", os.ErrExist, loc, err)
+		} else if err != nil {
+			return err
+		}
+		return nil
 	}
 	wfs, ok := fs.(icebergio.WriteFileIO)
 	if !ok {
