@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
@@ -315,8 +316,11 @@ func TestS3RemoteSigningCopySource(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, st, src)
 		require.Contains(t, string(b), "ForbiddenException", src)
 	}
+	// Nothing was copied: the object does not exist (not merely
+	// unreadable).
 	_, err := testmoto.Get(ctx, admin, bucket, key+"/data/stolen.bin")
-	require.Error(t, err)
+	var noKey *s3types.NoSuchKey
+	require.ErrorAs(t, err, &noKey)
 
 	// A copy inside the table is signed and moto accepts the signature.
 	st, b := sign(http.MethodPut, ep+"/"+bucket+"/"+key+"/data/b.bin",
