@@ -56,8 +56,12 @@ func TestMaterializesFlights(t *testing.T) {
 	assert.Equal(t, pipeline.StatePending, st.State)
 	assert.Equal(t, int64(10000), st.Rows)
 	assert.Greater(t, st.Commits, int64(1), "256 KiB flushes")
-	assert.Equal(t, st.Commits, int64(len(snapshots(t, e))))
-	assert.Positive(t, st.Bytes)
+	snaps := snapshots(t, e)
+	assert.Equal(t, st.Commits, int64(len(snaps)))
+	// Files and bytes are the table's: its head's data files and their size.
+	head := snaps[len(snaps)-1].Summary.Properties
+	assert.Equal(t, head["total-data-files"], strconv.FormatInt(st.Files, 10))
+	assert.Equal(t, head["total-files-size"], strconv.FormatInt(st.Bytes, 10))
 	assert.GreaterOrEqual(t, st.Files, st.Commits)
 	assert.Equal(t, hwm, st.Next)
 	assert.Empty(t, st.Errors)
