@@ -19,6 +19,8 @@ func TestCompactBinPacksSmallFilesPerPartition(t *testing.T) {
 	h.ingest(30, 100)
 	before := h.headOffsets()
 	require.EqualValues(t, 60, h.load().CurrentSnapshot().Summary.Properties.GetInt("total-data-files", 0))
+	sizeBefore := h.load().CurrentSnapshot().Summary.Properties.GetInt("total-files-size", 0)
+	require.Positive(t, sizeBefore)
 
 	r := h.run(maintenance.JobCompact)
 	require.Empty(t, r.Skipped)
@@ -26,7 +28,7 @@ func TestCompactBinPacksSmallFilesPerPartition(t *testing.T) {
 	require.EqualValues(t, 2, r.FilesAfter, "one file per partition")
 	require.Equal(t, 60, r.FilesRewritten)
 	require.Equal(t, 2, r.FilesAdded)
-	require.Positive(t, r.BytesRewritten)
+	require.EqualValues(t, sizeBefore, r.BytesRewritten, "every file was read: the head's total-files-size")
 	require.Equal(t, 1, r.Attempts)
 
 	tbl := h.load()

@@ -139,9 +139,11 @@ func TestExpireAfterCompactionTwice(t *testing.T) {
 	h.ingest(12, 100)
 	r := h.run(maintenance.JobCompact)
 	require.Empty(t, r.Skipped)
+	snaps := len(h.load().Metadata().Snapshots())
 	time.Sleep(5 * time.Millisecond)
 	r = h.run(maintenance.JobExpire)
-	require.Positive(t, r.SnapshotsExpired)
+	require.Equal(t, snaps-1, r.SnapshotsExpired, "all but the head (min-snapshots-to-keep 1)")
+	require.Len(t, h.load().Metadata().Snapshots(), 1)
 
 	h.ingest(1, 100)
 	time.Sleep(5 * time.Millisecond)
