@@ -323,8 +323,12 @@ func checkTable(t *testing.T, base, uuid string, acked map[string]string) int {
 // "c<cycle>-w<client>-<i>" to the crash table until a request fails at the
 // transport (the server died) or stop is closed. Every 200 is recorded in
 // acked; after killAfter acknowledgements in total, reached is closed.
-func streamCommits(base, uuid string, cycle, clients int, killAfter int64, stop <-chan struct{}, reached chan<- struct{}, acked *sync.Map) (wait func() (acks, conflicts, transportErrs int64)) {
-	var nAcked, nConflicts, nErrs atomic.Int64
+// The caller stores the time it kills the server (UnixNano) in killedAt
+// first; wait returns the counts, where cutOff counts the requests the
+// kill cut off in flight (sent while the server lived, never answered),
+// told apart from those sent after it and from 5xx answers (in errs).
+func streamCommits(base, uuid string, cycle, clients int, killAfter int64, stop <-chan struct{}, reached chan<- struct{}, acked *sync.Map, killedAt *atomic.Int64) (wait func() (acks, conflicts, cutOff, errs int64)) {
+	var nAcked, nConflicts, nCutOff, nErrs atomic.Int64
 	var once sync.Once
 	var wg sync.WaitGroup
 	for w := range clients {
@@ -338,8 +342,12 @@ func streamCommits(base, uuid string, cycle, clients int, killAfter int64, stop 
 				default:
 				}
 				k, v := fmt.Sprintf("c%d-w%d-%d", cycle, w, i), fmt.Sprint(i)
+				sent := time.Now().UnixNano()
 				code, _, err := call(context.Background(), hc, http.MethodPost, base+crashTablePath, propertyCommit(uuid, k, v))
 				switch {
+				case err != nil && killedAt.Load() != 0 && sent < killedAt.Load():
+					nCutOff.Add(1)
+					return
 				case err != nil:
 					nErrs.Add(1)
 					return
@@ -360,9 +368,9 @@ func streamCommits(base, uuid string, cycle, clients int, killAfter int64, stop 
 			}
 		})
 	}
-	return func() (int64, int64, int64) {
+	return func() (int64, int64, int64, int64) {
 		wg.Wait()
-		return nAcked.Load(), nConflicts.Load(), nErrs.Load()
+		return nAcked.Load(), nConflicts.Load(), nCutOff.Load(), nErrs.Load()
 	}
 }
 
@@ -371,7 +379,9 @@ func streamCommits(base, uuid string, cycle, clients int, killAfter int64, stop 
 // that no acknowledged commit is lost, that the current metadata file is on
 // disk and valid, and that the table keeps accepting commits. Cycles
 // alternate between one client and four concurrent clients, so kills land
-// both between requests and with several commits in flight.
+// both between requests and with several commits in flight; each
+// four-client kill must cut at least one commit off in flight (sent
+// before the kill and never answered).
 func TestCrashRecovery(t *testing.T) {
 	const cycles = 6
 	seed := uint64(time.Now().UnixNano())
@@ -382,6 +392,7 @@ func TestCrashRecovery(t *testing.T) {
 	p := startTarn(t, cleanEnv(), "--listen", "127.0.0.1:0", "--data-dir", dataDir)
 	uuid := createCrashTable(t, p.URL)
 	acked := map[string]string{}
+	var cutOff, inFlightKills int64 // requests cut off; multi-client kills that cut one off
 
 	for cycle := range cycles {
 		clients := 1
@@ -391,7 +402,8 @@ func TestCrashRecovery(t *testing.T) {
 		killAfter := int64(5 + rng.IntN(40))
 		var cycleAcked sync.Map
 		stop, reached := make(chan struct{}), make(chan struct{})
-		wait := streamCommits(p.URL, uuid, cycle, clients, killAfter, stop, reached, &cycleAcked)
+		var killedAt atomic.Int64
+		wait := streamCommits(p.URL, uuid, cycle, clients, killAfter, stop, reached, &cycleAcked, &killedAt)
 		select {
 		case <-reached:
 		case <-time.After(20 * time.Second):
@@ -401,15 +413,20 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		// The clients are still sending: with four of them, commits are
 		// in flight when the process dies.
+		killedAt.Store(time.Now().UnixNano())
 		p.kill(t)
 		close(stop)
-		n, conflicts, errs := wait()
+		n, conflicts, cut, errs := wait()
 		cycleAcked.Range(func(k, v any) bool {
 			acked[k.(string)] = v.(string)
 			return true
 		})
-		t.Logf("cycle %d: %d client(s), killed after %d acks (%d acked in all, %d 409s, %d requests cut off)",
-			cycle, clients, killAfter, n, conflicts, errs)
+		t.Logf("cycle %d: %d client(s), killed after %d acks (%d acked in all, %d 409s, %d requests cut off in flight, %d failed after the kill)",
+			cycle, clients, killAfter, n, conflicts, cut, errs)
+		cutOff += cut
+		if clients > 1 {
+			inFlightKills += min(cut, 1)
+		}
 
 		p = startTarn(t, cleanEnv(), "--listen", "127.0.0.1:0", "--data-dir", dataDir)
 		props := checkTable(t, p.URL, uuid, acked)
@@ -421,5 +438,8 @@ func TestCrashRecovery(t *testing.T) {
 		acked[k] = "ok"
 		checkTable(t, p.URL, uuid, acked)
 	}
-	t.Logf("%d acknowledged commits survived %d kill -9 cycles", len(acked), cycles)
+	t.Logf("%d acknowledged commits survived %d kill -9 cycles (%d requests cut off in flight)", len(acked), cycles, cutOff)
+	// The kills landed with commits in flight, not only between requests:
+	// every four-client cycle cut at least one off.
+	require.EqualValues(t, cycles/2, inFlightKills, "four-client kills that cut a commit off in flight")
 }
