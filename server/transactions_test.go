@@ -173,7 +173,7 @@ func TestMultiTableTransactions(t *testing.T) {
 					tableChange(t, ns, "a", nil, props("other", "lost")),
 				}
 			},
-			wantStatus: http.StatusBadRequest, wantType: "BadRequestException",
+			wantStatus: http.StatusBadRequest, wantType: "IllegalArgumentException",
 		},
 		{
 			name: "an invalid update on the second table",
@@ -183,7 +183,7 @@ func TestMultiTableTransactions(t *testing.T) {
 					tableChange(t, ns, "b", nil, table.NewSetCurrentSchemaUpdate(99)),
 				}
 			},
-			wantStatus: http.StatusBadRequest, wantType: "BadRequestException",
+			wantStatus: http.StatusBadRequest, wantType: "IllegalArgumentException",
 		},
 		{
 			name: "a change without an identifier",
@@ -198,7 +198,7 @@ func TestMultiTableTransactions(t *testing.T) {
 		{
 			name:       "no table changes",
 			changes:    func(t *testing.T, a, b *table.Table) []json.RawMessage { return []json.RawMessage{} },
-			wantStatus: http.StatusBadRequest, wantType: "BadRequestException",
+			wantStatus: http.StatusBadRequest, wantType: "IllegalArgumentException",
 		},
 	}
 	for _, tt := range failing {

@@ -252,9 +252,9 @@ func TestViews(t *testing.T) {
 			wantType   string
 		}{
 			{"onto a taken name", spec.RegisterViewRequest{Name: "registered", MetadataLocation: loc}, http.StatusConflict, "AlreadyExistsException"},
-			{"a missing file", spec.RegisterViewRequest{Name: "r2", MetadataLocation: e.srv.Warehouse.Location + "/nope.metadata.json"}, http.StatusBadRequest, "BadRequestException"},
-			{"a file outside the warehouse", spec.RegisterViewRequest{Name: "r3", MetadataLocation: "file:///etc/passwd"}, http.StatusBadRequest, "BadRequestException"},
-			{"a table's metadata file", spec.RegisterViewRequest{Name: "r4", MetadataLocation: tbl.MetadataLocation()}, http.StatusBadRequest, "BadRequestException"},
+			{"a missing file", spec.RegisterViewRequest{Name: "r2", MetadataLocation: e.srv.Warehouse.Location + "/nope.metadata.json"}, http.StatusBadRequest, "IllegalArgumentException"},
+			{"a file outside the warehouse", spec.RegisterViewRequest{Name: "r3", MetadataLocation: "file:///etc/passwd"}, http.StatusBadRequest, "IllegalArgumentException"},
+			{"a table's metadata file", spec.RegisterViewRequest{Name: "r4", MetadataLocation: tbl.MetadataLocation()}, http.StatusBadRequest, "IllegalArgumentException"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
