@@ -88,7 +88,8 @@ func TestOwnedTableRefusesExternalWrites(t *testing.T) {
 	uBefore := string(f.mustDo(t, http.MethodGet, "/v1/namespaces/db/tables/u", "", http.StatusOK))
 	both := `{"table-changes":[{"identifier":{"namespace":["db"],"name":"u"},"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]},` +
 		`{"identifier":{"namespace":["db"],"name":"t"},"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}]}`
-	requireErrorModel(t, f.do(t, http.MethodPost, "/v1/transactions/commit", both, nil), http.StatusForbidden)
+	em := requireErrorModel(t, f.do(t, http.MethodPost, "/v1/transactions/commit", both, nil), http.StatusForbidden)
+	assert.Equal(t, spec.Forbidden.Type, em.Type)
 	assert.Equal(t, uBefore, string(f.mustDo(t, http.MethodGet, "/v1/namespaces/db/tables/u", "", http.StatusOK)))
 
 	// Reads are not refused.
@@ -96,7 +97,8 @@ func TestOwnedTableRefusesExternalWrites(t *testing.T) {
 
 	// Disabled (not released): writes still 403, but drop is allowed.
 	owners.set("db.t", false, true)
-	requireErrorModel(t, f.do(t, http.MethodPost, "/v1/namespaces/db/tables/t", commit, nil), http.StatusForbidden)
+	em = requireErrorModel(t, f.do(t, http.MethodPost, "/v1/namespaces/db/tables/t", commit, nil), http.StatusForbidden)
+	assert.Equal(t, spec.Forbidden.Type, em.Type)
 	// Released: writable again.
 	owners.set("db.t", false, false)
 	f.mustDo(t, http.MethodPost, "/v1/namespaces/db/tables/t", commit, http.StatusOK)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/spec"
 )
 
 // An owned table's maintenance settings (snapshot retention, manifest
@@ -31,7 +33,8 @@ func TestOwnedTableTunableProperties(t *testing.T) {
 		`{"requirements":[],"updates":[{"action":"set-properties","updates":{"history.expire.max-snapshot-age-ms":"1"}},{"action":"set-location","location":"/tmp/x"}]}`,
 		`{"requirements":[],"updates":[]}`,
 	} {
-		requireErrorModel(t, f.do(t, http.MethodPost, "/v1/namespaces/db/tables/t", c, nil), http.StatusForbidden)
+		em := requireErrorModel(t, f.do(t, http.MethodPost, "/v1/namespaces/db/tables/t", c, nil), http.StatusForbidden)
+		assert.Equal(t, spec.Forbidden.Type, em.Type, c)
 	}
 	require.Equal(t, before, f.state(t))
 }
