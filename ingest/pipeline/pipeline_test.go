@@ -410,7 +410,10 @@ func TestRegistryOutageFails(t *testing.T) {
 
 	p := e.newPipeline(e.config(), nil)
 	err := e.start(p).wait(t)
-	require.Error(t, err)
+	// The registry's own 503 is the cause, not a bad record.
+	var re *sr.ResponseError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, http.StatusServiceUnavailable, re.StatusCode)
 	assert.NotErrorIs(t, err, pipeline.ErrSuspended)
 	st := p.Status()
 	assert.Equal(t, pipeline.StateFailed, st.State)
