@@ -114,6 +114,8 @@ func TestServeMaintenanceFlags(t *testing.T) {
 	cmd := exec.Command(tarnBin, "serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--maintenance-interval", "10ms")
 	cmd.Env = cleanEnv()
 	out, err := cmd.CombinedOutput()
-	require.Error(t, err)
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", out)
+	require.Equal(t, 1, ee.ExitCode(), "a refused flag exits 1: %s", out)
 	require.Contains(t, string(out), "--maintenance-interval")
 }

@@ -212,7 +212,9 @@ func TestServeKafkaFlagErrors(t *testing.T) {
 		cmd := exec.Command(tarnBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, tt.args...)...)
 		cmd.Env = cleanEnv()
 		out, err := cmd.CombinedOutput()
-		require.Error(t, err, "%v: %s", tt.args, out)
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%v: %s", tt.args, out)
+		assert.Equal(t, 1, ee.ExitCode(), "%v: a refused flag exits 1: %s", tt.args, out)
 		assert.Contains(t, string(out), tt.want)
 	}
 }
