@@ -70,7 +70,7 @@ func TestSignS3RequestOutsideLocation(t *testing.T) {
 	} {
 		_, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", URI: tc.uri, Method: tc.method, Body: tc.body, Headers: map[string][]string{}})
-		require.ErrorIs(t, err, catalog.ErrForbidden, tc.method+" "+tc.uri)
+		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, tc.method+" "+tc.uri)
 		require.NotContains(t, err.Error(), "signer-secret")
 	}
 }
@@ -113,15 +113,15 @@ func TestSignS3RequestCopySource(t *testing.T) {
 		"",
 	} {
 		err := sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {src}})
-		require.ErrorIs(t, err, catalog.ErrForbidden, src)
+		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, src)
 		err = sign("PUT", dst+"?partNumber=1&uploadId=u1", map[string][]string{"x-amz-copy-source": {src}})
-		require.ErrorIs(t, err, catalog.ErrForbidden, src)
+		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, src)
 	}
 	// Two sources, or a copy source on anything but a PUT of an object.
-	require.ErrorIs(t, sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a", "/other/s"}}), catalog.ErrForbidden)
-	require.ErrorIs(t, sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a"}, "x-amz-copy-source": {"/other/s"}}), catalog.ErrForbidden)
-	require.ErrorIs(t, sign("GET", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a"}}), catalog.ErrForbidden)
-	require.ErrorIs(t, sign("POST", "http://127.0.0.1:9000/bkt?delete", map[string][]string{"X-Amz-Copy-Source": {"/other/s"}}), catalog.ErrForbidden)
+	require.ErrorIs(t, sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a", "/other/s"}}), catalog.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a"}, "x-amz-copy-source": {"/other/s"}}), catalog.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("GET", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a"}}), catalog.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("POST", "http://127.0.0.1:9000/bkt?delete", map[string][]string{"X-Amz-Copy-Source": {"/other/s"}}), catalog.ErrSignOutsideLocation)
 }
 
 // Object sub-resources the vended session policy does not allow, query
@@ -181,18 +181,18 @@ func TestSignS3RequestQueryAllowList(t *testing.T) {
 		{"POST", "http://127.0.0.1:9000/bkt?delete&delete"},
 	} {
 		err := sign(bad.method, bad.uri, nil)
-		require.ErrorIs(t, err, catalog.ErrForbidden, bad.method+" "+bad.uri)
+		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, bad.method+" "+bad.uri)
 	}
 	require.NoError(t, sign("PUT", obj, map[string][]string{"x-amz-acl": {"bucket-owner-full-control"}}))
-	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"x-amz-acl": {"public-read"}}), catalog.ErrForbidden)
-	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"X-Amz-Grant-Read": {"uri=http://acs.amazonaws.com/groups/global/AllUsers"}}), catalog.ErrForbidden)
+	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"x-amz-acl": {"public-read"}}), catalog.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"X-Amz-Grant-Read": {"uri=http://acs.amazonaws.com/groups/global/AllUsers"}}), catalog.ErrSignOutsideLocation)
 	for _, h := range []map[string][]string{
 		{"x-amz-website-redirect-location": {"https://evil.example/"}},
 		{"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "x-amz-object-lock-retain-until-date": {"2099-01-01T00:00:00Z"}},
 		{"x-amz-object-lock-legal-hold": {"ON"}},
 		{"x-amz-bypass-governance-retention": {"true"}},
 	} {
-		require.ErrorIs(t, sign("PUT", obj, h), catalog.ErrForbidden, "%v", h)
+		require.ErrorIs(t, sign("PUT", obj, h), catalog.ErrSignOutsideLocation, "%v", h)
 	}
 	require.NoError(t, sign("PUT", obj, map[string][]string{"x-amz-tagging": {"team=data"}}), "s3.write.tags.* is signed")
 }
@@ -233,7 +233,7 @@ func TestSignDeleteObjectsBindsTheCheckedBody(t *testing.T) {
 	}
 	for _, hash := range []string{sum(hostile), "UNSIGNED-PAYLOAD"} {
 		_, err := sign(hash)
-		require.ErrorIs(t, err, catalog.ErrForbidden, hash)
+		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, hash)
 	}
 	for _, hash := range []string{"", sum(checked)} {
 		res, err := sign(hash)
@@ -275,7 +275,7 @@ func TestSignS3RequestAWSHosts(t *testing.T) {
 		"https://bkt.s3.us-east-1.amazonaws.com.evil.example/wh/t-1/data/x",
 		"https://ec2.us-east-1.amazonaws.com/bkt/wh/t-1/data/x",
 	} {
-		require.ErrorIs(t, sign(uri), catalog.ErrForbidden, uri)
+		require.ErrorIs(t, sign(uri), catalog.ErrSignOutsideLocation, uri)
 	}
 }
 
@@ -293,6 +293,6 @@ func TestSignS3RequestEveryDirectory(t *testing.T) {
 		require.NoError(t, sign("GET", uri), uri)
 	}
 	for _, uri := range []string{"http://127.0.0.1:9000/bkt/wh/t-1-other/x", "http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/t-1"} {
-		require.ErrorIs(t, sign("GET", uri), catalog.ErrForbidden, uri)
+		require.ErrorIs(t, sign("GET", uri), catalog.ErrSignOutsideLocation, uri)
 	}
 }
