@@ -129,7 +129,7 @@ func TestRestartResumesWithoutDuplicates(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, testTable, st.Table)
 	assert.EqualValues(t, 150, st.Rows, "the new manager's counters start at its start")
-	assert.ErrorIs(t, e.externalCommit(), catalog.ErrForbidden, "ownership survives the restart")
+	assert.ErrorIs(t, e.externalCommit(), catalog.ErrTableOwnedForbidden, "ownership survives the restart")
 
 	// Stop while rows are buffered: they are committed on the way out.
 	lag := int64(60000)
@@ -204,12 +204,12 @@ func TestDisableAndRelease(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, topics.StateDisabled, st.State)
 	e.produce(30)
-	assert.ErrorIs(t, e.externalCommit(), catalog.ErrForbidden)
+	assert.ErrorIs(t, e.externalCommit(), catalog.ErrTableOwnedForbidden)
 
 	e.stop()
 	e.start()
 	st = e.waitState(topics.StateDisabled)
-	assert.ErrorIs(t, e.externalCommit(), catalog.ErrForbidden)
+	assert.ErrorIs(t, e.externalCommit(), catalog.ErrTableOwnedForbidden)
 	assert.EqualValues(t, 30, e.tableRows(), "a disabled topic is not read")
 
 	require.NoError(t, e.m.Disable(e.ctx, testTopic, true))
