@@ -125,15 +125,22 @@ func TestRestartResumesWithoutDuplicates(t *testing.T) {
 
 	e.start()
 	e.waitRows(int64(produced))
-	st, err := e.m.Get(e.ctx, testTopic)
-	require.NoError(t, err)
+	// Status follows the commit a moment after the table has it: wait
+	// until it counts the new rows, then require exactly them.
+	var st topics.Status
+	e.eventually("status counts the rows", func() bool {
+		var err error
+		st, err = e.m.Get(e.ctx, testTopic)
+		require.NoError(t, err)
+		return st.Rows >= 150
+	})
 	assert.Equal(t, testTable, st.Table)
 	assert.EqualValues(t, 150, st.Rows, "the new manager's counters start at its start")
 	assert.ErrorIs(t, e.externalCommit(), catalog.ErrTableOwnedForbidden, "ownership survives the restart")
 
 	// Stop while rows are buffered: they are committed on the way out.
 	lag := int64(60000)
-	_, err = e.m.Update(e.ctx, testTopic, topics.Patch{TargetLagMs: &lag})
+	_, err := e.m.Update(e.ctx, testTopic, topics.Patch{TargetLagMs: &lag})
 	require.NoError(t, err)
 	produced = e.produce(30)
 	e.eventually("30 rows buffered", func() bool {
