@@ -202,7 +202,7 @@ func TestTokenEndpoint(t *testing.T) {
 	if err := s.Store().DeletePrincipal(ctx, "etl"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Authenticate(ctx, resp.AccessToken); !errors.Is(err, ErrUnauthenticated) {
+	if _, err := s.Authenticate(ctx, resp.AccessToken); !errors.Is(err, ErrTokenInvalid) {
 		t.Fatalf("deleted principal: %v", err)
 	}
 }
@@ -239,8 +239,8 @@ func TestAuthenticateRefusesBadTokens(t *testing.T) {
 		"hs256":           hsTok,
 		"alg none":        noneTok,
 	} {
-		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrUnauthenticated) {
-			t.Errorf("%s: want ErrUnauthenticated, got %v", name, err)
+		if _, err := s.Authenticate(ctx, tok); !errors.Is(err, ErrTokenInvalid) {
+			t.Errorf("%s: want ErrTokenInvalid, got %v", name, err)
 		}
 	}
 	if _, err := s.Authenticate(ctx, good); err != nil {
@@ -348,7 +348,7 @@ func TestOIDCIssuer(t *testing.T) {
 	}
 	bad := func(name string, c jwt.MapClaims) {
 		t.Helper()
-		if _, err := s.Authenticate(ctx, f.token(t, c)); !errors.Is(err, ErrUnauthenticated) {
+		if _, err := s.Authenticate(ctx, f.token(t, c)); !errors.Is(err, ErrTokenInvalid) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -596,7 +596,7 @@ func TestOIDCIssuers(t *testing.T) {
 	}
 	// A token of one issuer signed with the other's key is refused.
 	forged := fb.token(t, jwt.MapClaims{"iss": fa.srv.URL, "sub": "ann", "exp": exp})
-	if _, err := s.Authenticate(ctx, forged); !errors.Is(err, ErrUnauthenticated) {
+	if _, err := s.Authenticate(ctx, forged); !errors.Is(err, ErrTokenInvalid) {
 		t.Errorf("cross-signed token: %v", err)
 	}
 }
