@@ -31,6 +31,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/ingest/source"
 	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/internal/strictjson"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/spec"
@@ -168,6 +169,10 @@ func TestErrorMapping(t *testing.T) {
 		{"ingest/pipeline.ErrSuspended", pipeline.ErrSuspended, spec.ServerError},
 		{"ingest/pipeline.ErrRunning", pipeline.ErrRunning, spec.ServerError},
 		{"ingest/pipeline.ErrNoSchema", pipeline.ErrNoSchema, spec.ServerError},
+		// Invalid JSON the server did not get in a request body (request
+		// bodies are wrapped as bad requests where they are decoded): a
+		// stored offsets summary, an upstream key set.
+		{"internal/strictjson.ErrInvalid", strictjson.ErrInvalid, spec.ServerError},
 		// Precedence and errors from outside the module.
 		{"commit failed because the table was dropped", fmt.Errorf("%w: %w: db.t was dropped", catalog.ErrCommitFailed, catalog.ErrNoSuchTable), spec.NoSuchTable},
 		{"commit state unknown over a store error", fmt.Errorf("%w: %w", catalog.ErrCommitStateUnknown, errors.New("disk full")), spec.CommitStateUnknown},
