@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -121,7 +120,7 @@ func TestKillDuringCompaction(t *testing.T) {
 
 		run := exec.Command(tarnBin, "maintenance", "run", "--server", p.URL, "--table", "air.flights", "--job", "compact")
 		run.Env = cleanEnv()
-		var runOut strings.Builder
+		var runOut lockedBuffer // written by exec's copier while the test reads it
 		run.Stdout, run.Stderr = &runOut, &runOut
 		require.NoError(t, run.Start())
 		runDone := make(chan error, 1)
