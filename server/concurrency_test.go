@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,27 +157,8 @@ func concScan(ctx context.Context, t *testing.T, cat *rest.Catalog, id table.Ide
 // process-wide, so callers compare before and after.
 func concCommitCounters(t *testing.T, srv *testserver.Server) (retries, conflicts float64) {
 	t.Helper()
-	resp, err := http.Get(srv.URL + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, val, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		switch name {
-		case "tarn_catalog_commit_retries_total":
-			retries, err = strconv.ParseFloat(val, 64)
-			require.NoError(t, err)
-		case "tarn_catalog_commit_conflicts_total":
-			conflicts, err = strconv.ParseFloat(val, 64)
-			require.NoError(t, err)
-		}
-	}
-	require.NoError(t, sc.Err())
-	return retries, conflicts
+	m := scrapeMetrics(t, srv.URL)
+	return m["tarn_catalog_commit_retries_total"], m["tarn_catalog_commit_conflicts_total"]
 }
 
 // concAssertAppends checks that the table named id holds exactly the appends
