@@ -2,6 +2,26 @@
 // (rest-catalog-open-api.yaml in package spec), health and metrics. Handlers
 // decode path, query, headers and body, call package catalog, and encode
 // the result; every error leaves as the spec's ErrorModel (errors.go).
+//
+// # Files
+//
+// Read server.go (New: routes and middleware) first:
+//
+//   - server.go, config.go: routes, middleware order, /v1/config and its
+//     endpoints
+//   - body.go: every request body decoded once, strictly, before
+//     authorization reads it
+//   - auth.go, access.go: authentication, the privilege each route needs,
+//     the token endpoint, and the principals/roles/grants management API
+//   - idempotency.go: Idempotency-Key (fingerprint, replay, expiry)
+//   - namespaces.go, tables.go, views.go: REST handlers, each a thin call
+//     into package catalog
+//   - storage.go: vended credentials and the remote signing endpoint
+//   - topics.go, maintenance.go: the management API of ingest/topics and
+//     maintenance
+//   - params.go: path and query parameters, body limits
+//   - errors.go: error → ErrorModel, each sentinel to its exception
+//   - metrics.go: request metrics
 package server
 
 import (
