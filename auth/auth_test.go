@@ -258,6 +258,9 @@ type fakeOIDC struct {
 	jwksFetch atomic.Int32
 	// jwksTrailer is written after the key set (a malformed document).
 	jwksTrailer string
+	// hold, when set, makes a key set request signal held and wait for
+	// hold to close before it reads the key (a slow provider).
+	hold, held chan struct{}
 }
 
 func newFakeOIDC(t *testing.T) *fakeOIDC {
@@ -269,6 +272,16 @@ func newFakeOIDC(t *testing.T) *fakeOIDC {
 			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": f.srv.URL, "jwks_uri": f.srv.URL + "/keys"})
 		case "/keys":
 			f.jwksFetch.Add(1)
+			f.mu.Lock()
+			hold, held := f.hold, f.held
+			f.mu.Unlock()
+			if hold != nil {
+				select {
+				case held <- struct{}{}:
+				default:
+				}
+				<-hold
+			}
 			f.mu.Lock()
 			pub := f.key.PublicKey
 			kid, trailer := f.kid, f.jwksTrailer
@@ -377,6 +390,64 @@ func TestOIDCIssuer(t *testing.T) {
 	}
 	if f.jwksFetch.Load() != 2 {
 		t.Fatalf("rotation fetched %d times", f.jwksFetch.Load())
+	}
+}
+
+// TestOIDCRefreshServesCachedKeys: the hourly key set refresh held the
+// issuer's mutex across the JWKS fetch, so every request of that issuer
+// waited for the provider's network round trip (or its 10 s timeout),
+// though its key was cached. Now one request fetches while a request
+// whose key is cached is answered at once, and a request for a new kid
+// waits for that same fetch instead of starting another.
+func TestOIDCRefreshServesCachedKeys(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeOIDC(t)
+	s := newService(t, OIDCConfig{Issuer: f.srv.URL})
+	claims := jwt.MapClaims{"iss": f.srv.URL, "sub": "ann", "exp": time.Now().Add(time.Hour).Unix()}
+	oldKeyToken := f.token(t, claims)
+	if _, err := s.Authenticate(ctx, oldKeyToken); err != nil {
+		t.Fatal(err)
+	}
+	iss := s.external[f.srv.URL]
+	iss.mu.Lock()
+	iss.fetchedAt = time.Now().Add(-2 * jwksMaxAge) // due for its refresh
+	iss.mu.Unlock()
+	defer func(d time.Duration) { oidcFetchTimeout = d }(oidcFetchTimeout)
+	oidcFetchTimeout = 10 * time.Minute // the held fetch must not end by timing out
+	hold := make(chan struct{})
+	f.mu.Lock()
+	f.hold, f.held = hold, make(chan struct{}, 1)
+	f.mu.Unlock()
+
+	refresher := make(chan error, 1)
+	go func() { _, err := s.Authenticate(ctx, oldKeyToken); refresher <- err }()
+	<-f.held // the refresh is in flight, and stays so until hold closes
+
+	cached := make(chan error, 1)
+	go func() { _, err := s.Authenticate(ctx, oldKeyToken); cached <- err }()
+	select {
+	case err := <-cached:
+		if err != nil {
+			t.Fatalf("cached key during the refresh: %v", err)
+		}
+	case <-time.After(time.Minute):
+		close(hold)
+		t.Fatal("a request with a cached key waited for the key set fetch")
+	}
+
+	f.rotate("k2")
+	newKeyToken := f.token(t, claims)
+	joined := make(chan error, 1)
+	go func() { _, err := s.Authenticate(ctx, newKeyToken); joined <- err }()
+	close(hold)
+	if err := <-joined; err != nil {
+		t.Fatalf("new kid after the refresh: %v", err)
+	}
+	if err := <-refresher; !errors.Is(err, ErrTokenInvalid) {
+		t.Fatalf("the refreshing request's k1 token after rotation to k2: %v", err)
+	}
+	if n := f.jwksFetch.Load(); n != 2 {
+		t.Fatalf("key set fetched %d times, want 2 (the new kid joins the refresh in flight)", n)
 	}
 }
 

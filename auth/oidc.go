@@ -32,9 +32,11 @@ const (
 	// most this often, so forged kids cannot make Tarn hammer the
 	// provider.
 	jwksMinRefetch = 10 * time.Second
-	// oidcFetchTimeout bounds one discovery or JWKS request.
-	oidcFetchTimeout = 10 * time.Second
 )
+
+// oidcFetchTimeout bounds one discovery or JWKS request (a variable so
+// that a test can hold a fetch open longer than it waits).
+var oidcFetchTimeout = 10 * time.Second
 
 // OIDCConfig configures one external OpenID Connect issuer.
 type OIDCConfig struct {
@@ -61,10 +63,14 @@ type OIDCConfig struct {
 type oidcIssuer struct {
 	cfg OIDCConfig
 
-	mu        sync.Mutex // guards the fields below; held across a fetch
+	mu        sync.Mutex // guards the fields below; never held across a fetch
 	jwksURI   string
 	keys      map[string]crypto.PublicKey
 	fetchedAt time.Time
+	// refreshing is non-nil while one request fetches the key set; it is
+	// closed when the fetch ends. Requests for a known key meanwhile are
+	// served from the cache; requests for an unknown kid wait on it.
+	refreshing chan struct{}
 }
 
 func newOIDCIssuer(cfg OIDCConfig) (*oidcIssuer, error) {
@@ -117,51 +123,87 @@ const maxOIDCDocumentBytes = 1 << 20
 // key returns the public key kid, fetching discovery and the JWKS when
 // the cache is older than jwksMaxAge, or the kid is unknown and the last
 // fetch is older than jwksMinRefetch (the provider rotated its keys).
+//
+// One request fetches at a time, without holding mu: while it does, a
+// request whose key is cached (even past jwksMaxAge) is answered from the
+// cache at once, and a request for an unknown kid waits for the fetch (or
+// its own ctx). A failed fetch keeps serving the keys already known.
 func (o *oidcIssuer) key(ctx context.Context, kid string) (crypto.PublicKey, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	k, ok := o.keys[kid]
-	age := time.Since(o.fetchedAt)
-	if ok && age < jwksMaxAge {
+	for {
+		o.mu.Lock()
+		k, ok := o.keys[kid]
+		age := time.Since(o.fetchedAt)
+		if ok && age < jwksMaxAge {
+			o.mu.Unlock()
+			return k, nil
+		}
+		if !ok && o.keys != nil && age < jwksMinRefetch {
+			o.mu.Unlock()
+			return nil, fmt.Errorf("no key %q in %s's key set", kid, o.cfg.Issuer)
+		}
+		if wait := o.refreshing; wait != nil {
+			o.mu.Unlock()
+			if ok {
+				return k, nil // stale but known: serve it while another request refreshes
+			}
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		o.refreshing = done
+		jwksURI := o.jwksURI
+		o.mu.Unlock()
+
+		// The fetch is shared by the requests waiting on it, so one
+		// client's cancellation does not fail it; getJSON bounds it.
+		uri, keys, err := o.fetchKeys(context.WithoutCancel(ctx), jwksURI)
+
+		o.mu.Lock()
+		o.refreshing = nil
+		close(done)
+		o.fetchedAt = time.Now()
+		if err == nil {
+			o.jwksURI, o.keys = uri, keys
+		} else if o.keys == nil {
+			o.keys = map[string]crypto.PublicKey{}
+		}
+		o.mu.Unlock()
+		if err != nil {
+			if ok {
+				return k, nil // keep serving a known key while the provider is down
+			}
+			return nil, err
+		}
+		if k, ok = keys[kid]; !ok {
+			return nil, fmt.Errorf("no key %q in %s's key set", kid, o.cfg.Issuer)
+		}
 		return k, nil
 	}
-	if !ok && o.keys != nil && age < jwksMinRefetch {
-		return nil, fmt.Errorf("no key %q in %s's key set", kid, o.cfg.Issuer)
-	}
-	if err := o.refresh(ctx); err != nil {
-		if ok {
-			return k, nil // keep serving a known key while the provider is down
-		}
-		return nil, err
-	}
-	if k, ok = o.keys[kid]; !ok {
-		return nil, fmt.Errorf("no key %q in %s's key set", kid, o.cfg.Issuer)
-	}
-	return k, nil
 }
 
-// refresh fetches discovery (once) and the key set; called with mu held.
-func (o *oidcIssuer) refresh(ctx context.Context) error {
-	o.fetchedAt = time.Now()
-	if o.keys == nil {
-		o.keys = map[string]crypto.PublicKey{}
-	}
-	if o.jwksURI == "" {
+// fetchKeys fetches discovery (when jwksURI is still unknown) and the key
+// set; it touches no field of o but cfg, so it runs without mu.
+func (o *oidcIssuer) fetchKeys(ctx context.Context, jwksURI string) (string, map[string]crypto.PublicKey, error) {
+	if jwksURI == "" {
 		var doc struct {
 			Issuer  string `json:"issuer"`
 			JWKSURI string `json:"jwks_uri"`
 		}
 		if err := o.getJSON(ctx, strings.TrimSuffix(o.cfg.Issuer, "/")+"/.well-known/openid-configuration", &doc); err != nil {
-			return fmt.Errorf("OIDC discovery: %w", err)
+			return "", nil, fmt.Errorf("OIDC discovery: %w", err)
 		}
 		if doc.Issuer != o.cfg.Issuer || doc.JWKSURI == "" {
-			return fmt.Errorf("OIDC discovery of %s: issuer %q, jwks_uri %q", o.cfg.Issuer, doc.Issuer, doc.JWKSURI)
+			return "", nil, fmt.Errorf("OIDC discovery of %s: issuer %q, jwks_uri %q", o.cfg.Issuer, doc.Issuer, doc.JWKSURI)
 		}
-		o.jwksURI = doc.JWKSURI
+		jwksURI = doc.JWKSURI
 	}
 	var set JWKS
-	if err := o.getJSON(ctx, o.jwksURI, &set); err != nil {
-		return fmt.Errorf("OIDC keys: %w", err)
+	if err := o.getJSON(ctx, jwksURI, &set); err != nil {
+		return "", nil, fmt.Errorf("OIDC keys: %w", err)
 	}
 	keys := map[string]crypto.PublicKey{}
 	for _, j := range set.Keys {
@@ -172,8 +214,7 @@ func (o *oidcIssuer) refresh(ctx context.Context) error {
 			keys[j.Kid] = k
 		}
 	}
-	o.keys = keys
-	return nil
+	return jwksURI, keys, nil
 }
 
 // PublicKey decodes an RSA or EC (P-256, P-384, P-521) JWK.
