@@ -31,6 +31,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -125,12 +126,18 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 func (s *Server) Handler() http.Handler { return s.echo }
 
 // Serve serves on l until ctx is cancelled, then shuts down gracefully,
-// letting in-flight requests finish for up to 10 s.
+// letting in-flight requests finish for up to 10 s. It returns only once
+// its background work (the expiry of idempotency records) has stopped,
+// also when serving fails.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
-	go s.expireIdempotencyKeys(ctx)
+	var background sync.WaitGroup
+	defer background.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // before Wait: deferred calls run last first
+	background.Go(func() { s.expireIdempotencyKeys(ctx) })
 	select {
 	case err := <-errc:
 		return err

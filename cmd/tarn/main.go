@@ -32,7 +32,10 @@ func buildVersion() string {
 }
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
+	_, stopPprof := startPprof(os.Getenv(pprofListenEnv))
+	err := newRootCmd().Execute()
+	stopPprof()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "tarn:", err)
 		os.Exit(1)
 	}
