@@ -33,11 +33,11 @@ const (
 type Config struct {
 	// Interval between passes; DefaultInterval when 0. Each pass is
 	// delayed by a random 0–10 % of it, so replicas and tables drift apart.
-	Interval time.Duration `yaml:"maintenance-interval"`
+	Interval time.Duration
 	// Concurrency: tables maintained at once; DefaultConcurrency when 0.
-	Concurrency int `yaml:"maintenance-concurrency"`
+	Concurrency int
 	// Disabled turns the periodic passes off; runs on request still work.
-	Disabled bool `yaml:"maintenance-disabled"`
+	Disabled bool
 }
 
 // ErrInvalidConfig: a Config value is out of range.

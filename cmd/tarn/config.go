@@ -23,6 +23,8 @@ func envName(flag string) string {
 // YAML file named by --config (keys are flag names), then from TARN_*
 // environment variables, so the precedence is flags > TARN_* > YAML >
 // defaults. An unknown YAML key is an error, so typos do not pass silently.
+// This is the only way a file configures Tarn: the packages' Config
+// structs carry no yaml tags; the commands fill them from their flags.
 func applyConfig(fs *pflag.FlagSet) error {
 	cli := map[string]bool{}
 	fs.Visit(func(f *pflag.Flag) { cli[f.Name] = true })

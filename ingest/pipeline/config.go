@@ -66,17 +66,17 @@ const (
 // FormatJSON, TimestampUnit and FieldNameMatching mean their defaults.
 type Config struct {
 	// Topic is the Kafka topic. Required.
-	Topic string `yaml:"topic"`
+	Topic string
 	// Table is the Iceberg table the topic is materialized into. Required.
-	Table catalog.Ident `yaml:"table"`
+	Table catalog.Ident
 	// Cluster is the Kafka cluster id, recorded with the offsets in every
 	// snapshot (tarn.kafka.offsets) so that a table is never resumed
 	// against another cluster's offsets. Required.
-	Cluster string `yaml:"cluster"`
+	Cluster string
 	// TargetLag is the freshness target: buffered records are committed
 	// when this long has passed since the first of them was read. Default
 	// DefaultTargetLag; at least MinTargetLag.
-	TargetLag time.Duration `yaml:"target-lag"`
+	TargetLag time.Duration
 	// TargetFileSizeBytes flushes the buffer early once its estimated size
 	// reaches it (whichever of size and lag comes first), and is the data
 	// file size at which the writer rolls to a new file. The estimate is
@@ -84,10 +84,10 @@ type Config struct {
 	// headers) plus a fixed per-row overhead for the _kafka column, so the
 	// compressed Parquet files come out smaller. Default
 	// DefaultTargetFileSizeBytes.
-	TargetFileSizeBytes int64 `yaml:"target-file-size-bytes"`
+	TargetFileSizeBytes int64
 	// ErrorMode is what a bad record does: ErrorModeSuspend (default),
 	// ErrorModeSkip or ErrorModeDLQ.
-	ErrorMode ErrorMode `yaml:"error-mode"`
+	ErrorMode ErrorMode
 	// BadSchemaIDs are schema ids the user moved past: in error mode skip
 	// or dlq, a record of one of them whose writer schema cannot be
 	// evolved into the table is a bad record (counted, or written to the
@@ -95,7 +95,7 @@ type Config struct {
 	// for its schema (SuspendedError.SchemaID, a schema-level Kind) in
 	// error mode skip or dlq adds the id. Ignored in suspend mode. -1
 	// stands for a schemaless format's declared schema.
-	BadSchemaIDs []int `yaml:"bad-schema-ids"`
+	BadSchemaIDs []int
 	// PartitionSpec lists the table's partition fields as Iceberg
 	// transforms over column name paths: "day(_kafka.timestamp)",
 	// "identity(origin)" or just "origin", "year(c)", "month(c)",
@@ -103,23 +103,23 @@ type Config struct {
 	// plural forms "days(c)" etc. are accepted too). Used when the table is
 	// created. nil means [DefaultPartitionSpec]; an empty, non-nil slice
 	// means unpartitioned.
-	PartitionSpec []string `yaml:"partition-spec"`
+	PartitionSpec []string
 	// Format is how values are encoded; default FormatAuto. A running
 	// pipeline needs a concrete one: WriterSchema resolves auto when the
 	// topic is enabled.
-	Format Format `yaml:"format"`
+	Format Format
 	// Schema is the Iceberg schema (user columns) declared for FormatJSON,
 	// which has no registry; nil for every other format.
-	Schema *iceberg.Schema `yaml:"-"`
+	Schema *iceberg.Schema
 	// TimestampUnit is, for FormatJSON, the unit of JSON integers in
 	// timestamp and timestamptz columns: jsonrow.Millis (default), Micros,
 	// Nanos or Seconds since 1970-01-01T00:00:00 (UTC for timestamptz).
 	// Empty for the other formats, whose schemas say their units.
-	TimestampUnit jsonrow.TimestampUnit `yaml:"timestamp-unit"`
+	TimestampUnit jsonrow.TimestampUnit
 	// FieldNameMatching is, for FormatJSON, how field names find their
 	// columns: FieldNamesExact (default) or FieldNamesCaseInsensitive.
 	// Empty for the other formats, whose schemas name the fields.
-	FieldNameMatching FieldNameMatching `yaml:"field-name-matching"`
+	FieldNameMatching FieldNameMatching
 }
 
 // WithDefaults returns c with every zero-valued optional field set to its

@@ -48,35 +48,35 @@ const (
 // Config is the Kafka side of one topic's pipeline.
 type Config struct {
 	// Brokers are the seed brokers, host:port. Required.
-	Brokers []string `yaml:"brokers"`
+	Brokers []string
 	// Topic is the topic to consume, all partitions of it. Required.
-	Topic string `yaml:"topic"`
+	Topic string
 	// ClientID is the Kafka client.id; default DefaultClientID ("tarn").
-	ClientID string `yaml:"client-id"`
+	ClientID string
 	// Opts are extra kgo options (TLS, SASL) appended by the caller after
 	// the source's own, so they may override client defaults. They must
 	// not set a consumer group, topics or partitions to consume, the
 	// isolation level or the reset offset: the source owns those.
-	Opts []kgo.Opt `yaml:"-"`
+	Opts []kgo.Opt
 	// PartitionRefresh is how often partitions added to the topic are
 	// discovered; default DefaultPartitionRefresh (10 s, see there why),
 	// at least MinPartitionRefresh.
-	PartitionRefresh time.Duration `yaml:"partition-refresh"`
+	PartitionRefresh time.Duration
 	// ControlRecords makes Poll also return control records (transaction
 	// commit and abort markers: Attrs.IsControl set, no user key or
 	// value), so that the caller can count their offsets as read. Its
 	// next offset then passes a transaction's final marker: the table
 	// does not re-read it after a restart and Lag reaches 0. Default
 	// false: only data records are returned.
-	ControlRecords bool `yaml:"-"`
+	ControlRecords bool
 	// MissingTopicTimeout is how long fetches of a partition may fail
 	// because the broker does not know the topic before Poll fails with
 	// ErrUnknownTopic; default DefaultMissingTopicTimeout.
-	MissingTopicTimeout time.Duration `yaml:"missing-topic-timeout"`
+	MissingTopicTimeout time.Duration
 	// Logger receives gaps (always, at error level), fatal and retried
 	// fetch errors, partition discovery, and franz-go's own warnings and
 	// errors. Default slog.Default().
-	Logger *slog.Logger `yaml:"-"`
+	Logger *slog.Logger
 }
 
 // Validate reports the first missing or out-of-range field. Errors wrap
