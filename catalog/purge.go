@@ -93,10 +93,10 @@ func referencedFiles(ctx context.Context, wh *Warehouse, md table.Metadata) ([]s
 	for _, snap := range md.Snapshots() {
 		manifests, err := snap.Manifests(fs)
 		if err != nil {
-			// iceberg-go resolves a manifest list against the spec's schema
-			// and refuses one whose required fields are written as optional,
-			// as DuckDB 1.4 writes them. Purge needs only the paths: read
-			// them with the file's own schema.
+			// A manifest list iceberg-go cannot read even through the
+			// warehouse's FileIO (which reads DuckDB 1.4's, specio.go): a
+			// null in a required field, say. Purge needs only the paths:
+			// read them with the file's own schema.
 			paths, lerr := avroStrings(fs, snap.ManifestList, "manifest_path")
 			if lerr != nil {
 				errs = append(errs, fmt.Errorf("%w (and reading its paths: %w)", err, lerr))

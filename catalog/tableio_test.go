@@ -22,6 +22,17 @@ func newTestCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse) {
 	return cat, wh
 }
 
+// int64Rows is an Arrow table of one int64 column v holding vals.
+func int64Rows(vals ...int64) arrow.Table {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(vals, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec})
+}
+
 // TestTableIOAppendAndScan: an in-process writer appends Arrow data through
 // iceberg-go's transaction API over TableIO, with snapshot summary
 // properties, and reads it back; a second writer holding the stale table
@@ -38,20 +49,10 @@ func TestTableIOAppendAndScan(t *testing.T) {
 	tio := cat.TableIO(wh)
 	ident := table.Identifier{"ns", "t"}
 
-	rows := func(vals ...int64) arrow.Table {
-		sc := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
-		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-		defer b.Release()
-		b.Field(0).(*array.Int64Builder).AppendValues(vals, nil)
-		rec := b.NewRecordBatch()
-		defer rec.Release()
-		return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec})
-	}
-
 	stale, err := tio.LoadTable(ctx, ident)
 	require.NoError(t, err)
 	txn := stale.NewTransaction()
-	data := rows(1, 2, 3)
+	data := int64Rows(1, 2, 3)
 	defer data.Release()
 	require.NoError(t, txn.AppendTable(ctx, data, 1024, iceberg.Properties{"tarn.test": "first"}))
 	tbl, err := txn.Commit(ctx)
@@ -60,7 +61,7 @@ func TestTableIOAppendAndScan(t *testing.T) {
 
 	// The table as loaded before the first append is now stale.
 	txn = stale.NewTransaction()
-	more := rows(4)
+	more := int64Rows(4)
 	defer more.Release()
 	require.NoError(t, txn.AppendTable(ctx, more, 1024, nil))
 	_, err = txn.Commit(ctx)

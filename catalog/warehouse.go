@@ -220,10 +220,20 @@ func (w *Warehouse) resolveLocation(requested string, id Ident, nsProps map[stri
 	return w.newLocation(id, nsProps), nil
 }
 
-// fileIO returns the iceberg-go FileIO for loc. An object store's is built
-// once per warehouse (one client, one connection pool) for its bucket;
-// a location in another bucket gets one of its own.
+// fileIO returns the iceberg-go FileIO for loc, reading manifest lists
+// in the shape iceberg-go's reader accepts (specIO, manifestlist.go). An
+// object store's is built once per warehouse (one client, one connection
+// pool) for its bucket; a location in another bucket gets one of its own.
 func (w *Warehouse) fileIO(ctx context.Context, loc string) (icebergio.IO, error) {
+	fs, err := w.rawFileIO(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	return specIO(fs), nil
+}
+
+// rawFileIO is fileIO without specIO.
+func (w *Warehouse) rawFileIO(ctx context.Context, loc string) (icebergio.IO, error) {
 	if w.s3 == nil {
 		return icebergio.LoadFS(ctx, w.Properties, loc)
 	}
@@ -275,7 +285,7 @@ func (w *Warehouse) WriteNew(ctx context.Context, loc string, data []byte) error
 		}
 		return writeFileDurable(u.Path, data)
 	}
-	fs, err := w.fileIO(ctx, loc)
+	fs, err := w.rawFileIO(ctx, loc)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,8 @@ func compact(ctx context.Context, t *target) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.FilesBefore, res.FilesAfter = liveFiles(tbl), liveFiles(tbl)
+	res.FilesBefore = liveFiles(ctx, tbl)
+	res.FilesAfter = res.FilesBefore
 	head := tbl.CurrentSnapshot()
 	if head == nil {
 		res.Skipped = "no snapshot"
@@ -79,11 +80,11 @@ func compact(ctx context.Context, t *target) (Result, error) {
 		results = append(results, gr)
 	}
 
-	deletes := summaryInt(head, "total-delete-files")
+	deletes, _ := summaryInt(head, "total-delete-files")
 	base := tbl
 	for {
 		res.Attempts++
-		if summaryInt(base.CurrentSnapshot(), "total-delete-files") != deletes {
+		if now, _ := summaryInt(base.CurrentSnapshot(), "total-delete-files"); now != deletes {
 			// A concurrent writer added (or removed) delete files; they may
 			// target rows just rewritten. Plan again next pass.
 			drop()
@@ -98,7 +99,7 @@ func compact(ctx context.Context, t *target) (Result, error) {
 				res.FilesAdded += len(gr.NewDataFiles)
 				res.BytesRewritten += gr.BytesBefore
 			}
-			res.FilesAfter = liveFiles(next)
+			res.FilesAfter = liveFiles(ctx, next)
 			return res, nil
 		case errors.Is(err, errStage):
 			// Not sent: the head no longer has every replaced file (someone

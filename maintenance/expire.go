@@ -35,7 +35,8 @@ func expire(ctx context.Context, t *target) (Result, error) {
 		if tbl, err = t.io.ConfineRemovals(ctx, tbl); err != nil {
 			return res, err
 		}
-		res.FilesBefore, res.FilesAfter = liveFiles(tbl), liveFiles(tbl)
+		n := liveFiles(ctx, tbl)
+		res.FilesBefore, res.FilesAfter = n, n
 		before := len(tbl.Metadata().Snapshots())
 		txn := tbl.NewTransaction()
 		if err := txn.ExpireSnapshots(table.WithOlderThan(t.pol.MaxSnapshotAge)); err != nil {

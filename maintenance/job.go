@@ -121,16 +121,46 @@ func offsetProps(base *table.Table) (iceberg.Properties, error) {
 	return o.Properties(), nil
 }
 
-// liveFiles returns main's head's data file count (total-data-files).
-func liveFiles(tbl *table.Table) int64 {
-	return summaryInt(tbl.CurrentSnapshot(), "total-data-files")
-}
-
-func summaryInt(s *table.Snapshot, key string) int64 {
-	if s == nil || s.Summary == nil {
+// liveFiles returns main's head's live data file count: the summary's
+// total-data-files, or, since the spec makes summary totals optional
+// (DuckDB 1.4 writes only "operation"), the added and existing file counts
+// of the head's data manifests (required in v2 manifest lists); 0 when
+// neither can be read.
+func liveFiles(ctx context.Context, tbl *table.Table) int64 {
+	head := tbl.CurrentSnapshot()
+	if head == nil {
+		return 0
+	}
+	if n, ok := summaryInt(head, "total-data-files"); ok {
+		return n
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0
+	}
+	ms, err := head.Manifests(fs)
+	if err != nil {
 		return 0
 	}
 	var n int64
-	_, _ = fmt.Sscan(s.Summary.Properties[key], &n)
+	for _, m := range ms {
+		if m.ManifestContent() == iceberg.ManifestContentData {
+			n += int64(max(m.AddedDataFiles(), 0)) + int64(max(m.ExistingDataFiles(), 0))
+		}
+	}
 	return n
+}
+
+// summaryInt is the integer summary property key of s, and whether s has it.
+func summaryInt(s *table.Snapshot, key string) (int64, bool) {
+	if s == nil || s.Summary == nil {
+		return 0, false
+	}
+	v, ok := s.Summary.Properties[key]
+	if !ok {
+		return 0, false
+	}
+	var n int64
+	_, err := fmt.Sscan(v, &n)
+	return n, err == nil
 }

@@ -28,7 +28,8 @@ func rewriteManifests(ctx context.Context, t *target) (Result, error) {
 		if err != nil {
 			return res, err
 		}
-		res.FilesBefore, res.FilesAfter = liveFiles(tbl), liveFiles(tbl)
+		res.FilesBefore = liveFiles(ctx, tbl)
+		res.FilesAfter = res.FilesBefore
 		head := tbl.CurrentSnapshot()
 		if head == nil {
 			res.Skipped = "no snapshot"

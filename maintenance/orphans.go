@@ -28,7 +28,8 @@ func removeOrphans(ctx context.Context, t *target) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.FilesBefore, res.FilesAfter = liveFiles(tbl), liveFiles(tbl)
+	res.FilesBefore = liveFiles(ctx, tbl)
+	res.FilesAfter = res.FilesBefore
 	id := catalog.Ident{Namespace: catalog.Namespace(t.ident[:len(t.ident)-1]), Name: t.ident[len(t.ident)-1]}
 	if other, shared, err := t.cat.LocationShared(ctx, tbl.Location(), id); err != nil {
 		return res, err

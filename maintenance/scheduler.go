@@ -251,7 +251,7 @@ func (s *Scheduler) runTable(ctx context.Context, id catalog.Ident, jobs []strin
 	owned := s.deps.Owned != nil && s.deps.Owned(id)
 	pol := PolicyOf(tbl.Properties(), owned)
 	st := s.state(key, owned, pol.Enabled)
-	s.refresh(st, tbl)
+	s.refresh(ctx, st, tbl)
 	if jobs == nil {
 		if !pol.Enabled {
 			return nil, nil
@@ -270,7 +270,7 @@ func (s *Scheduler) runTable(ctx context.Context, id catalog.Ident, jobs []strin
 			s.mu.Unlock()
 		}
 		if tbl, lerr := io.LoadTable(ctx, ident); lerr == nil {
-			s.refresh(st, tbl)
+			s.refresh(ctx, st, tbl)
 		}
 		results = append(results, r)
 		if err != nil {
@@ -353,9 +353,11 @@ func (s *Scheduler) record(st *tableState, r Result, err error) {
 }
 
 // refresh updates st's and the gauges' file, byte and snapshot counts.
-func (s *Scheduler) refresh(st *tableState, tbl *table.Table) {
-	head := tbl.CurrentSnapshot()
-	files, bytes := summaryInt(head, "total-data-files"), summaryInt(head, "total-files-size")
+// The byte count is the head's total-files-size, 0 for a head whose
+// writer left the summary totals out (the spec makes them optional).
+func (s *Scheduler) refresh(ctx context.Context, st *tableState, tbl *table.Table) {
+	files := liveFiles(ctx, tbl)
+	bytes, _ := summaryInt(tbl.CurrentSnapshot(), "total-files-size")
 	snaps := len(tbl.Metadata().Snapshots())
 	s.mu.Lock()
 	st.Files, st.Bytes, st.Snapshots = files, bytes, snaps
