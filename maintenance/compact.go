@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
 )
@@ -20,11 +21,13 @@ import (
 //
 // The files are written once, on the head the plan was made on; the
 // commit asserts main's head (assert-ref-snapshot-id) and carries that
-// head's ingest offsets. When an ingest commit moved main meanwhile, the
-// same rewrite is staged again on the new head, with the new head's
-// offsets — ingest only appends, so the replaced files are still live —
-// up to maxCommitAttempts times; then compaction yields (its new files
-// are deleted) and tries again next pass. It never replays a commit onto
+// head's ingest offsets. When a commit moved main meanwhile, the
+// snapshots since the plan are read (changesSince, concurrent.go): if one
+// added a delete that may apply to a rewritten file or removed one,
+// compaction yields (its new files are deleted) and plans again next
+// pass; otherwise (an ingest append) the same rewrite is staged again on
+// the new head, with the new head's offsets, up to maxCommitAttempts
+// times, then it yields. It never replays a commit onto
 // a newer head with an older head's offsets (see ingest/sink's doc).
 func compact(ctx context.Context, t *target) (Result, error) {
 	res := Result{Table: t.name(), Job: JobCompact}
@@ -80,17 +83,27 @@ func compact(ctx context.Context, t *target) (Result, error) {
 		results = append(results, gr)
 	}
 
-	deletes, _ := summaryInt(head, "total-delete-files")
+	var rewritten []iceberg.DataFile
+	for _, gr := range results {
+		rewritten = append(rewritten, gr.OldDataFiles...)
+	}
 	base := tbl
 	for {
-		res.Attempts++
-		if now, _ := summaryInt(base.CurrentSnapshot(), "total-delete-files"); now != deletes {
-			// A concurrent writer added (or removed) delete files; they may
-			// target rows just rewritten. Plan again next pass.
-			drop()
-			res.Skipped = "delete files changed during compaction"
-			return res, nil
+		if cur := base.CurrentSnapshot(); cur == nil || cur.SnapshotID != head.SnapshotID {
+			// Main moved while the files were written: what the new
+			// snapshots did to the rewritten rows must not be undone.
+			c, err := changesSince(ctx, base, head.SnapshotID, rewritten)
+			if err != nil {
+				drop()
+				return res, fmt.Errorf("compaction of %s: read the snapshots since the plan: %w", t.name(), err)
+			}
+			if c != conflictNone {
+				drop()
+				res.Skipped = string(c)
+				return res, nil
+			}
 		}
+		res.Attempts++
 		next, err := commitRewrite(ctx, base, results)
 		switch {
 		case err == nil:
@@ -105,7 +118,7 @@ func compact(ctx context.Context, t *target) (Result, error) {
 			// Not sent: the head no longer has every replaced file (someone
 			// else rewrote or deleted them).
 			drop()
-			res.Skipped = "files changed during compaction"
+			res.Skipped = string(conflictFiles)
 			return res, nil
 		case !isCommitFailed(err):
 			// The outcome may be unknown: the new files may be live.

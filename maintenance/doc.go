@@ -24,10 +24,16 @@
 // Every snapshot a job writes carries the tarn.kafka.offsets of the head
 // it was staged on and asserts that head (assert-ref-snapshot-id), so the
 // sink's rebase rule accepts it between a batch's plan and commit
-// (ingest/sink's doc). A job that loses the race to an ingest commit
-// stages its commit again on the new head (compaction keeps the files it
-// wrote: ingest only appends), up to 10 times, then yields until the next
-// pass; ingest never waits for maintenance and never fails because of it.
+// (ingest/sink's doc). A job that loses the race to another commit
+// stages its commit again on the new head, up to 10 times, then yields
+// until the next pass; ingest never waits for maintenance and never fails
+// because of it. Expiry and manifest rewriting plan each attempt afresh
+// on the head they assert. Compaction keeps the files it wrote only when
+// the snapshots committed since its plan, read from their manifests
+// (concurrent.go; never from optional summary fields), added no delete
+// that may apply to a rewritten file and removed none of them — an
+// ingest append — and yields otherwise: staged on the new head, its new
+// files would bring a concurrently deleted row back.
 // Orphan removal never deletes a file younger than MinOrphanAge (1 h) or
 // one an in-process writer holds (catalog.Catalog.HoldFiles: a batch
 // written but not committed).
@@ -45,5 +51,6 @@
 //   - scheduler.go: Scheduler, Config, passes, RunJobs, Status.
 //   - job.go: Result, job names, the commit retry helpers, offsetProps.
 //   - compact.go, expire.go, manifests.go, orphans.go: one job each.
+//   - concurrent.go: what the snapshots since a rewrite's plan changed.
 //   - metrics.go: tarn_maintenance_* metrics.
 package maintenance

@@ -64,8 +64,15 @@ type harness struct {
 
 func newHarness(t testing.TB, props map[string]string) *harness {
 	t.Helper()
+	return newHarnessOn(t, props, nil)
+}
+
+// newHarnessOn is newHarness with the catalog over wrap(store) (see
+// testserver.NewCatalog).
+func newHarnessOn(t testing.TB, props map[string]string, wrap func(catalog.Store) catalog.Store) *harness {
+	t.Helper()
 	ctx := context.Background()
-	cat, wh, store := testserver.NewCatalog(t, t.TempDir(), nil)
+	cat, wh, store := testserver.NewCatalog(t, t.TempDir(), wrap)
 	require.NoError(t, cat.CreateNamespace(ctx, tableIdent.Namespace, nil))
 	ps := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{4}, FieldID: 1000, Name: "origin", Transform: iceberg.IdentityTransform{}})
 	_, err := cat.CreateTable(ctx, wh, tableIdent.Namespace, spec.CreateTableRequest{Name: tableIdent.Name, Schema: testSchema,
@@ -94,6 +101,14 @@ func (h *harness) batchOn(p int32, n int) sink.Batch {
 	head, err := h.sink.Head(h.ctx)
 	require.NoError(h.t, err)
 	start := head.Next[p]
+	rec := h.records(p, start, n, func(off int64) string { return []string{"A", "B"}[off%2] })
+	return sink.Batch{Records: []arrow.RecordBatch{rec}, Ranges: map[int32]sink.Range{p: {Start: start, End: start + int64(n)}}}
+}
+
+// records are n rows of Kafka partition p from offset start, distance
+// the offset, origin what origin gives for it; released with the test.
+func (h *harness) records(p int32, start int64, n int, origin func(off int64) string) arrow.RecordBatch {
+	h.t.Helper()
 	sc, err := table.SchemaToArrowSchema(testSchema, nil, true, false)
 	require.NoError(h.t, err)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
@@ -103,12 +118,12 @@ func (h *harness) batchOn(p int32, n int) sink.Batch {
 		kb.Append(true)
 		kb.FieldBuilder(0).(*array.Int32Builder).Append(p)
 		kb.FieldBuilder(1).(*array.Int64Builder).Append(off)
-		b.Field(1).(*array.StringBuilder).Append([]string{"A", "B"}[off%2])
+		b.Field(1).(*array.StringBuilder).Append(origin(off))
 		b.Field(2).(*array.Int64Builder).Append(off)
 	}
 	rec := b.NewRecordBatch()
 	h.t.Cleanup(rec.Release)
-	return sink.Batch{Records: []arrow.RecordBatch{rec}, Ranges: map[int32]sink.Range{p: {Start: start, End: start + int64(n)}}}
+	return rec
 }
 
 // ingest commits batches of n rows through the sink, one snapshot each.
