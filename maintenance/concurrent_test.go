@@ -2,8 +2,6 @@ package maintenance_test
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"sync"
 	"testing"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/testwriter"
 	"github.com/tarnhq/tarn/maintenance"
 )
 
@@ -42,28 +41,6 @@ func (s *interposingStore) CommitPointers(ctx context.Context, changes []catalog
 		f()
 	}
 	return s.Store.CommitPointers(ctx, changes)
-}
-
-// onlyOperation returns updates with the summary of every add-snapshot
-// update cut down to its operation, as DuckDB 1.4 writes summaries (the
-// spec makes every other summary field optional).
-func onlyOperation(t *testing.T, updates []table.Update) []table.Update {
-	t.Helper()
-	out := slices.Clone(updates)
-	for i, u := range out {
-		if u.Action() != table.UpdateAddSnapshot {
-			continue
-		}
-		b, err := json.Marshal(u)
-		require.NoError(t, err)
-		var v struct {
-			Snapshot *table.Snapshot `json:"snapshot"`
-		}
-		require.NoError(t, json.Unmarshal(b, &v))
-		v.Snapshot.Summary = &table.Summary{Operation: v.Snapshot.Summary.Operation}
-		out[i] = table.NewAddSnapshotUpdate(v.Snapshot)
-	}
-	return out
 }
 
 // Regression: compaction brought deleted rows back. A client planned a
@@ -115,12 +92,7 @@ func TestCompactionYieldsToDeleteCommittedDuringIt(t *testing.T) {
 			// once compaction has planned and written its files.
 			txn := h.load().NewTransaction()
 			tc.stage(t, txn)
-			staged, err := txn.TableCommit()
-			require.NoError(t, err)
-			store.arm(func() {
-				_, _, err := h.tio.CommitTable(h.ctx, h.ident, staged.Requirements, onlyOperation(t, staged.Updates))
-				require.NoError(t, err, "the delete commits during the compaction")
-			})
+			store.arm(func() { testwriter.Commit(t, h.ctx, h.tio, h.ident, txn) })
 
 			r := h.run(maintenance.JobCompact)
 			require.Equal(t, tc.reason, r.Skipped)
@@ -160,10 +132,7 @@ func TestCompactionKeepsGoingPastDeleteInOtherPartition(t *testing.T) {
 		require.NoError(t, err)
 		txn = h.load().NewTransaction()
 		require.NoError(t, txn.Delete(h.ctx, iceberg.EqualTo(iceberg.Reference("distance"), int64(1011)), nil))
-		staged, err := txn.TableCommit()
-		require.NoError(t, err)
-		_, _, err = h.tio.CommitTable(h.ctx, h.ident, staged.Requirements, onlyOperation(t, staged.Updates))
-		require.NoError(t, err)
+		testwriter.Commit(t, h.ctx, h.tio, h.ident, txn)
 	})
 	r := h.run(maintenance.JobCompact)
 	require.Empty(t, r.Skipped)

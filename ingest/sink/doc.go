@@ -67,6 +67,17 @@
 // the first commit landed, the offsets check fails it with
 // StaleBatchError (and its files, which are live, are kept).
 //
+// A delete by another writer between plan and commit (a position or
+// equality delete file, or a data file rewritten without the rows) needs
+// only the rebase: the batch appends rows no delete can name, and a
+// delete committed before it (a lower sequence number) does not apply to
+// them, so the delete stays as it was. The rebase decision reads only
+// tarn.kafka.offsets, Tarn's own property, never the summary totals the
+// spec makes optional (DuckDB 1.4 writes only "operation"); a writer that
+// can replace or delete rows (maintenance's compaction) reads what the
+// snapshots since its plan did from their manifests instead
+// (maintenance/concurrent.go).
+//
 // A property change (or any metadata change that leaves main alone)
 // between plan and commit needs no rebase: the assertion on main still
 // holds and the catalog applies the commit over the new metadata.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/internal/testwriter"
 )
 
 // TestFirstCommitRecordsOffsets: an empty table has no offsets; the first
@@ -86,8 +88,9 @@ func TestRebaseOverConcurrentNonIngestCommit(t *testing.T) {
 		name string
 		// interfere commits to the table through its own load.
 		interfere func(h *harness)
-		// rows the interfering commit adds.
+		// rows the interfering commit adds, and those it deletes.
 		extraRows int
+		deleted   []key
 		// attempts is how many commits the sink sends for the batch.
 		attempts int
 	}{
@@ -137,6 +140,24 @@ func TestRebaseOverConcurrentNonIngestCommit(t *testing.T) {
 			extraRows: 4,
 			attempts:  2,
 		},
+		{
+			// Another writer's delete (of p0 offset 2), its summary only
+			// {"operation": "delete"} as DuckDB 1.4 writes it, and in
+			// both of the spec's ways: a position delete file, and a
+			// rewrite of the data file without the row. An append needs
+			// no more: its rows are not the deleted ones, and the delete
+			// stays.
+			name:      "external position delete with a summary of only its operation",
+			interfere: externalDelete(table.WriteModeMergeOnRead),
+			deleted:   []key{{0, 2}},
+			attempts:  2,
+		},
+		{
+			name:      "external copy-on-write delete with a summary of only its operation",
+			interfere: externalDelete(table.WriteModeCopyOnWrite),
+			deleted:   []key{{0, 2}},
+			attempts:  2,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,15 +185,27 @@ func TestRebaseOverConcurrentNonIngestCommit(t *testing.T) {
 			assert.Equal(t, map[int32]int64{0: 5, 1: 8}, head.Next)
 			assert.JSONEq(t, `{"cluster":"cluster-1","topic":"orders","offsets":{"0":5,"1":8}}`, h.headProperty())
 			got := h.scan()
-			assert.Len(t, got, 13+tc.extraRows)
+			assert.Len(t, got, 13+tc.extraRows-len(tc.deleted))
 			tarn := slicesDelete(got, func(k key) bool { return k.P == 9 })
-			assert.Equal(t, expect(head.Next), tarn)
+			assert.Equal(t, slicesDelete(expect(head.Next), func(k key) bool { return slices.Contains(tc.deleted, k) }), tarn)
 
 			// The committed snapshot added exactly the files Write wrote.
 			snap := h.load().CurrentSnapshot()
 			assert.Equal(t, "3", snap.Summary.Properties["added-records"])
 			assert.Equal(t, paths(w.Files), addedPaths(t, h, snap))
 		})
+	}
+}
+
+// externalDelete deletes the row of partition 0 offset 2 in write
+// mode mode (write.delete.mode), committed with a summary of only its
+// operation.
+func externalDelete(mode string) func(h *harness) {
+	return func(h *harness) {
+		txn := h.load().NewTransaction()
+		require.NoError(h.t, txn.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: mode}))
+		require.NoError(h.t, txn.Delete(h.ctx, iceberg.EqualTo(iceberg.Reference("v"), "p0-o2"), nil))
+		testwriter.Commit(h.t, h.ctx, h.tio, h.ident, txn)
 	}
 }
 
