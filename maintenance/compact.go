@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -17,7 +18,8 @@ import (
 // table's partitioning and sort order by table.ExecuteCompactionGroup,
 // and the groups are committed as one replace snapshot with
 // Transaction.NewRewrite (which validates that the replaced files are
-// still live and that no delete file targets them).
+// still live), removing the position delete files that apply to no data
+// file but rewritten ones (keepSharedDeletes).
 //
 // The files are written once, on the head the plan was made on; the
 // commit asserts main's head (assert-ref-snapshot-id) and carries that
@@ -87,6 +89,7 @@ func compact(ctx context.Context, t *target) (Result, error) {
 	for _, gr := range results {
 		rewritten = append(rewritten, gr.OldDataFiles...)
 	}
+	keepSharedDeletes(results, tasks, rewritten)
 	base := tbl
 	for {
 		if cur := base.CurrentSnapshot(); cur == nil || cur.SnapshotID != head.SnapshotID {
@@ -136,6 +139,36 @@ func compact(ctx context.Context, t *target) (Result, error) {
 			drop()
 			return res, err
 		}
+	}
+}
+
+// keepSharedDeletes takes out of each result's SafePosDeletes (the
+// position delete files the rewrite removes, applied to the rows it
+// rewrote) every file that also applies to a data file the rewrite keeps:
+// one the planner left out (too large, too few in its partition) or one
+// of another group. iceberg-go's ExecuteCompactionGroup counts a delete
+// file safe when one of the group's files uses it (its
+// CollectSafePositionDeletes leaves the whole rewrite to the caller);
+// removing it from the table brought the row it deleted in a kept file
+// back. tasks are the scan tasks of the head the plan was made on: each
+// lists the delete files that apply to its data file.
+func keepSharedDeletes(results []table.CompactionGroupResult, tasks []table.FileScanTask, rewritten []iceberg.DataFile) {
+	gone := map[string]bool{}
+	for _, df := range rewritten {
+		gone[df.FilePath()] = true
+	}
+	shared := map[string]bool{} // delete files that apply to a kept data file
+	for _, task := range tasks {
+		if gone[task.File.FilePath()] {
+			continue
+		}
+		for _, d := range task.DeleteFiles {
+			shared[d.FilePath()] = true
+		}
+	}
+	for i := range results {
+		results[i].SafePosDeletes = slices.DeleteFunc(slices.Clone(results[i].SafePosDeletes),
+			func(d iceberg.DataFile) bool { return shared[d.FilePath()] })
 	}
 }
 

@@ -100,7 +100,7 @@ func TestCompactionYieldsToDeleteCommittedDuringIt(t *testing.T) {
 			head := h.load().CurrentSnapshot()
 			require.NotEqual(t, table.OpReplace, head.Summary.Operation, "the delete is main's head, no replace on top")
 			require.Empty(t, head.Summary.Properties)
-			require.Equal(t, want, scanDistances(t, h), "the deleted row stays deleted")
+			requireDistances(t, h, want, "the deleted row stays deleted")
 
 			// The next pass plans on the new head: the delete is applied
 			// while compacting.
@@ -108,7 +108,7 @@ func TestCompactionYieldsToDeleteCommittedDuringIt(t *testing.T) {
 			require.Empty(t, r.Skipped)
 			require.GreaterOrEqual(t, r.FilesRewritten, 12)
 			require.EqualValues(t, 12, r.FilesBefore, "counted from the manifest list: the head's summary has no totals")
-			require.Equal(t, want, scanDistances(t, h), "compacted, the deleted row stays deleted")
+			requireDistances(t, h, want, "compacted, the deleted row stays deleted")
 		})
 	}
 }
@@ -147,5 +147,33 @@ func TestCompactionKeepsGoingPastDeleteInOtherPartition(t *testing.T) {
 			want = append(want, 1000+off)
 		}
 	}
-	require.Equal(t, want, scanDistances(t, h))
+	requireDistances(t, h, want, "after compaction")
+}
+
+// Regression: compaction removed a position delete file that also
+// applied to a data file it did not rewrite (one too large to compact, in
+// the same partition), and the row it deleted there came back. A delete
+// file is removed only when every data file it applies to is rewritten.
+func TestCompactionKeepsDeletesOfFilesItDoesNotRewrite(t *testing.T) {
+	h := newHarness(t, map[string]string{table.WriteDeleteModeKey: table.WriteModeMergeOnRead,
+		maintenance.CompactMinFilesProperty: "4", table.WriteTargetFileSizeBytesKey: "20000"})
+	h.ingest(6, 20)   // 12 small files, offsets 0..119
+	h.ingest(1, 6000) // 120..6119: files of about the target size, not compacted
+	// One delete, in partition B (odd offsets): a small file's row and a large one's.
+	txn := h.load().NewTransaction()
+	require.NoError(t, txn.Delete(h.ctx, iceberg.IsIn(iceberg.Reference("distance"), int64(7), int64(5001)), nil))
+	_, err := txn.Commit(h.ctx)
+	require.NoError(t, err)
+	var want []int64
+	for off := range int64(6120) {
+		if off != 7 && off != 5001 {
+			want = append(want, off)
+		}
+	}
+	requireDistances(t, h, want, "after compaction")
+
+	r := h.run(maintenance.JobCompact)
+	require.Empty(t, r.Skipped)
+	require.Equal(t, 12, r.FilesRewritten, "the small files only")
+	requireDistances(t, h, want, "both deleted rows stay deleted")
 }
