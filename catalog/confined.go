@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 
@@ -24,13 +25,36 @@ import (
 //
 // Errors: those of loading the table's pointer.
 func (t *TableIO) ConfineRemovals(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+	c, _, err := t.confine(ctx, tbl, false)
+	return c, err
+}
+
+// ConfineReads is ConfineRemovals for a job that writes what it reads
+// into the table (compaction, manifest rewriting, Delta publishing): its
+// FileIO also refuses to open or read a file outside the table's recorded
+// directories, with an error wrapping ErrOutsideTable. It returns the
+// check too (inside: whether a file lies in those directories), for the
+// job to skip such files, with a reason, before it reads any.
+//
+// Tarn's jobs read with Tarn's storage credentials, not the committer's:
+// a client that names another table's data file in its own table's
+// manifests (add_files of a path it guessed) must not get Tarn to read
+// that file and rewrite its rows into a table the client can read — Tarn
+// would be a confused deputy.
+//
+// Errors: those of loading the table's pointer.
+func (t *TableIO) ConfineReads(ctx context.Context, tbl *table.Table) (confined *table.Table, inside func(file string) bool, err error) {
+	return t.confine(ctx, tbl, true)
+}
+
+func (t *TableIO) confine(ctx context.Context, tbl *table.Table, reads bool) (*table.Table, func(string) bool, error) {
 	id, err := identFromIceberg(tbl.Identifier())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := t.cat.store.LoadPointer(ctx, id, KindTable)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dirs := PointerLocations(p)
 	inner := t.wh.FileIOFunc(tbl.MetadataLocation())
@@ -39,19 +63,37 @@ func (t *TableIO) ConfineRemovals(ctx context.Context, tbl *table.Table) (*table
 		if err != nil {
 			return nil, err
 		}
-		return &confinedIO{IO: fs, table: id, dirs: dirs, log: t.cat.log}, nil
+		return &confinedIO{IO: fs, table: id, dirs: dirs, reads: reads, log: t.cat.log}, nil
 	}
-	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, t), nil
+	inside := func(file string) bool { return insideAny(file, dirs) }
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, t), inside, nil
 }
 
 // confinedIO is an icebergio.IO (with ReadFile, Create, WriteFile and
-// DeleteFiles) whose
-// removals stay inside dirs.
+// DeleteFiles) whose removals, and with reads its Open and ReadFile, stay
+// inside dirs.
 type confinedIO struct {
 	icebergio.IO
 	table Ident
 	dirs  []string
+	reads bool
 	log   *slog.Logger
+}
+
+// checkRead refuses name, when reads are confined, outside dirs.
+func (c *confinedIO) checkRead(name string) error {
+	if c.reads && !c.inside(name) {
+		return fmt.Errorf("%w: %s names %s", ErrOutsideTable, c.table, name)
+	}
+	return nil
+}
+
+// Open opens name through the warehouse's IO (see checkRead).
+func (c *confinedIO) Open(name string) (icebergio.File, error) {
+	if err := c.checkRead(name); err != nil {
+		return nil, err
+	}
+	return c.IO.Open(name)
 }
 
 var (
@@ -108,12 +150,15 @@ func (c *confinedIO) Remove(name string) error {
 	return c.IO.Remove(name)
 }
 
-// ReadFile reads name through the warehouse's IO.
+// ReadFile reads name through the warehouse's IO (see checkRead).
 func (c *confinedIO) ReadFile(name string) ([]byte, error) {
+	if err := c.checkRead(name); err != nil {
+		return nil, err
+	}
 	if rf, ok := c.IO.(icebergio.ReadFileIO); ok {
 		return rf.ReadFile(name)
 	}
-	f, err := c.IO.Open(name)
+	f, err := c.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,10 @@ var (
 	// that breaks the Iceberg spec, so some client could not load or write
 	// it (validate.go); sent as 400 BadRequestException.
 	ErrInvalidMetadata = kindOf(ErrInvalidArgument, "invalid metadata")
+	// ErrOutsideTable: a file a table's metadata names lies outside the
+	// table's recorded directories, and Tarn does not read it for the
+	// table (TableIO.ConfineReads).
+	ErrOutsideTable = kindOf(ErrForbidden, "file outside the table's directories")
 	// ErrIdempotencyKeyReused: an Idempotency-Key came back with another request.
 	ErrIdempotencyKeyReused = kindOf(ErrUnprocessable, "idempotency key reused for a different request")
 )

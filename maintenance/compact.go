@@ -21,6 +21,12 @@ import (
 // still live), removing the position delete files that apply to no data
 // file but rewritten ones (keepSharedDeletes).
 //
+// Compaction reads only inside the table's recorded directories
+// (target.loadConfined): a data file the head names elsewhere, or one
+// whose delete file lies elsewhere, is left as it is, logged and counted
+// (Result.FilesOutside, tarn_maintenance_files_skipped_total); a head
+// whose manifest list or manifests lie elsewhere is not compacted at all.
+//
 // The files are written once, on the head the plan was made on; the
 // commit asserts main's head (assert-ref-snapshot-id) and carries that
 // head's ingest offsets. When a commit moved main meanwhile, the
@@ -33,7 +39,7 @@ import (
 // a newer head with an older head's offsets (see ingest/sink's doc).
 func compact(ctx context.Context, t *target) (Result, error) {
 	res := Result{Table: t.name(), Job: JobCompact}
-	tbl, err := t.load(ctx)
+	tbl, inside, err := t.loadConfined(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -44,10 +50,25 @@ func compact(ctx context.Context, t *target) (Result, error) {
 		res.Skipped = "no snapshot"
 		return res, nil
 	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return res, err
+	}
+	if out, err := outsideManifests(head, fs, inside); err != nil {
+		return res, fmt.Errorf("plan scan of %s: %w", t.name(), err)
+	} else if len(out) > 0 {
+		t.skipOutside(JobCompact, out)
+		res.FilesOutside = len(out)
+		res.Skipped = "manifests outside the table's directories"
+		return res, nil
+	}
+	all, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return res, fmt.Errorf("plan scan of %s: %w", t.name(), err)
 	}
+	tasks, outside := tasksInside(all, inside)
+	t.skipOutside(JobCompact, outside)
+	res.FilesOutside = len(outside)
 	cfg := compaction.DefaultConfig()
 	cfg.TargetFileSizeBytes = t.pol.CompactTargetBytes
 	cfg.MinFileSizeBytes = t.pol.CompactTargetBytes * 3 / 4
@@ -63,10 +84,6 @@ func compact(ctx context.Context, t *target) (Result, error) {
 	}
 
 	var results []table.CompactionGroupResult
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return res, err
-	}
 	drop := func() {
 		for _, gr := range results {
 			for _, df := range gr.NewDataFiles {
@@ -89,7 +106,7 @@ func compact(ctx context.Context, t *target) (Result, error) {
 	for _, gr := range results {
 		rewritten = append(rewritten, gr.OldDataFiles...)
 	}
-	keepSharedDeletes(results, tasks, rewritten)
+	keepSharedDeletes(results, all, rewritten)
 	base := tbl
 	for {
 		if cur := base.CurrentSnapshot(); cur == nil || cur.SnapshotID != head.SnapshotID {
@@ -135,11 +152,33 @@ func compact(ctx context.Context, t *target) (Result, error) {
 			drop()
 			return res, err
 		}
-		if base, err = t.load(ctx); err != nil {
+		if base, _, err = t.loadConfined(ctx); err != nil {
 			drop()
 			return res, err
 		}
 	}
+}
+
+// tasksInside returns the tasks whose data file and delete files all lie
+// inside the table's directories, and the files of the others that do
+// not: compaction leaves those tasks as they are (a data file with a
+// delete file elsewhere is not rewritten either: reading the delete file
+// would read another table's file for this one).
+func tasksInside(tasks []table.FileScanTask, inside func(string) bool) (own []table.FileScanTask, outside []string) {
+	for _, task := range tasks {
+		var out []string
+		for _, f := range slices.Concat([]iceberg.DataFile{task.File}, task.DeleteFiles, task.EqualityDeleteFiles, task.DeletionVectorFiles) {
+			if !inside(f.FilePath()) {
+				out = append(out, f.FilePath())
+			}
+		}
+		if len(out) == 0 {
+			own = append(own, task)
+		}
+		outside = append(outside, out...)
+	}
+	slices.Sort(outside)
+	return own, slices.Compact(outside)
 }
 
 // keepSharedDeletes takes out of each result's SafePosDeletes (the

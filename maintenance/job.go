@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/tarnhq/tarn/catalog"
@@ -51,6 +53,10 @@ type Result struct {
 	OrphansRemoved int   `json:"orphans-removed,omitempty"`
 	OrphanBytes    int64 `json:"orphan-bytes,omitempty"`
 	OrphansHeld    int   `json:"orphans-held,omitempty"`
+	// FilesOutside are files the head names outside the table's
+	// recorded directories (data and delete files compaction left as they
+	// are, or the manifests that made the job skip): never read for it.
+	FilesOutside int `json:"files-outside,omitempty"`
 	// ManifestsBefore and ManifestsAfter: manifests of main's head
 	// (manifest rewriting).
 	ManifestsBefore int `json:"manifests-before,omitempty"`
@@ -78,12 +84,68 @@ type target struct {
 	pol   Policy
 	// force: run even when not due (tarn maintenance run).
 	force bool
+	log   *slog.Logger
 }
 
 func (t *target) name() string { return strings.Join(t.ident, ".") }
 
 func (t *target) load(ctx context.Context) (*table.Table, error) {
 	return t.io.LoadTable(ctx, t.ident)
+}
+
+// loadConfined loads the table for a job that writes what it reads into
+// it (compaction, manifest rewriting): its FileIO reads only inside the
+// table's recorded directories (catalog.TableIO.ConfineReads), and inside
+// tells a file there from one elsewhere.
+func (t *target) loadConfined(ctx context.Context) (tbl *table.Table, inside func(string) bool, err error) {
+	if tbl, err = t.load(ctx); err != nil {
+		return nil, nil, err
+	}
+	return t.io.ConfineReads(ctx, tbl)
+}
+
+// reasonOutside is the reason files outside the table's directories are
+// skipped, in logs and in tarn_maintenance_files_skipped_total.
+const reasonOutside = "outside-table-directories"
+
+// skipOutside logs the files of a job's table that lie outside its
+// directories and that the job leaves unread: a client committed them
+// into the table's metadata (add_files of another table's path), and
+// Tarn reads with its own storage credentials, not the client's.
+func (t *target) skipOutside(job string, files []string) {
+	if len(files) == 0 {
+		return
+	}
+	t.log.Warn("maintenance left files outside the table's directories unread", "table", t.name(), "job", job,
+		"files", len(files), "first", files[:min(len(files), 5)], "reason", reasonOutside)
+}
+
+// outsideManifests returns head's manifest list, or else its manifests,
+// that lie outside the table's directories: reading them would read
+// another table's metadata for this one. fs is the table's confined IO.
+func outsideManifests(head *table.Snapshot, fs icebergio.IO, inside func(string) bool) ([]string, error) {
+	if head.ManifestList != "" && !inside(head.ManifestList) {
+		return []string{head.ManifestList}, nil
+	}
+	var out []string
+	for _, m := range head.ManifestLocations {
+		if !inside(m) {
+			out = append(out, m)
+		}
+	}
+	if len(out) > 0 || head.ManifestList == "" {
+		return out, nil
+	}
+	ms, err := head.Manifests(fs)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		if !inside(m.FilePath()) {
+			out = append(out, m.FilePath())
+		}
+	}
+	return out, nil
 }
 
 // isCommitFailed reports a clean conflict: nothing was committed.

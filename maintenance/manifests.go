@@ -20,11 +20,12 @@ import (
 // staged commit (Transaction.TableCommit), add the head's offsets to the
 // new snapshot's summary (withSummary) and commit that through the
 // catalog, conditional on main's head; on a conflict with ingest, stage
-// again on the new head.
+// again on the new head. A head with its manifest list or a manifest
+// outside the table's recorded directories is skipped (see compact).
 func rewriteManifests(ctx context.Context, t *target) (Result, error) {
 	res := Result{Table: t.name(), Job: JobManifests}
 	for {
-		tbl, err := t.load(ctx)
+		tbl, inside, err := t.loadConfined(ctx)
 		if err != nil {
 			return res, err
 		}
@@ -38,6 +39,16 @@ func rewriteManifests(ctx context.Context, t *target) (Result, error) {
 		fs, err := tbl.FS(ctx)
 		if err != nil {
 			return res, err
+		}
+		if out, err := outsideManifests(head, fs, inside); err != nil {
+			return res, err
+		} else if len(out) > 0 {
+			// Rewriting them would copy another table's file list and
+			// column bounds into this table's manifests.
+			t.skipOutside(JobManifests, out)
+			res.FilesOutside = len(out)
+			res.Skipped = "manifests outside the table's directories"
+			return res, nil
 		}
 		ms, err := head.Manifests(fs)
 		if err != nil {

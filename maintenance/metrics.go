@@ -16,6 +16,7 @@ type metrics struct {
 	bytesRewritten *prometheus.CounterVec
 	expired        *prometheus.CounterVec
 	orphans        *prometheus.CounterVec
+	skipped        *prometheus.CounterVec
 	conflicts      *prometheus.CounterVec
 	failures       *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
@@ -38,6 +39,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Snapshots removed by expiry."}, []string{"table"}),
 		orphans: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_orphans_removed_total",
 			Help: "Unreferenced files deleted by orphan removal."}, []string{"table"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_files_skipped_total",
+			Help: "Files a table's metadata names that jobs left unread and unchanged, by reason (outside-table-directories: not in the table's recorded directories)."},
+			[]string{"table", "reason"}),
 		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_commit_conflicts_total",
 			Help: "Maintenance commits that lost to a concurrent commit (ingest) and were staged again."}, []string{"job"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tarn_maintenance_job_failures_total",
@@ -48,7 +52,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.files, m.bytes, m.snapshots, m.compacted, m.bytesRewritten,
-			m.expired, m.orphans, m.conflicts, m.failures, m.duration} {
+			m.expired, m.orphans, m.skipped, m.conflicts, m.failures, m.duration} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("maintenance: register metrics: %w", err)
 			}
@@ -72,4 +76,7 @@ func (m *metrics) observe(r Result, err error) {
 	m.bytesRewritten.WithLabelValues(r.Table).Add(float64(r.BytesRewritten))
 	m.expired.WithLabelValues(r.Table).Add(float64(r.SnapshotsExpired))
 	m.orphans.WithLabelValues(r.Table).Add(float64(r.OrphansRemoved))
+	if r.FilesOutside > 0 {
+		m.skipped.WithLabelValues(r.Table, reasonOutside).Add(float64(r.FilesOutside))
+	}
 }

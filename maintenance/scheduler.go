@@ -259,7 +259,7 @@ func (s *Scheduler) runTable(ctx context.Context, id catalog.Ident, jobs []strin
 		jobs = s.due(st, pol)
 	}
 
-	t := &target{io: io, cat: s.deps.Catalog, ident: ident, pol: pol, force: force}
+	t := &target{io: io, cat: s.deps.Catalog, ident: ident, pol: pol, force: force, log: s.log}
 	var results []Result
 	for _, j := range jobs {
 		r, err := s.runJob(ctx, t, j)

@@ -101,6 +101,7 @@ func TestErrorMapping(t *testing.T) {
 		{"catalog.ErrInvalidMetadata", catalog.ErrInvalidMetadata, spec.BadRequest},
 		{"catalog.ErrTableOwned", catalog.ErrTableOwned, spec.Conflict},
 		{"catalog.ErrTableOwnedForbidden", catalog.ErrTableOwnedForbidden, spec.Forbidden},
+		{"catalog.ErrOutsideTable", catalog.ErrOutsideTable, spec.Forbidden},
 		{"catalog.ErrSignOutsideLocation", catalog.ErrSignOutsideLocation, spec.Forbidden},
 		{"catalog.ErrVending", catalog.ErrVending, spec.ServiceUnavailable},
 		{"catalog/bolt.ErrLayoutVersion", bolt.ErrLayoutVersion, spec.ServerError},

@@ -1,0 +1,73 @@
+package catalog_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/spec"
+)
+
+// A confined table's FileIO: ConfineRemovals keeps files outside the
+// table's directories from being deleted; ConfineReads also keeps them
+// from being read (ErrOutsideTable), and its check tells them apart.
+func TestConfinedTableIO(t *testing.T) {
+	ctx := context.Background()
+	cat, wh := newTestCatalog(t)
+	for _, ns := range []string{"a", "b"} {
+		require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{ns}, nil))
+		_, err := cat.CreateTable(ctx, wh, catalog.Namespace{ns}, spec.CreateTableRequest{Name: "t",
+			Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64})})
+		require.NoError(t, err)
+	}
+	tio := cat.TableIO(wh)
+	a, err := tio.LoadTable(ctx, table.Identifier{"a", "t"})
+	require.NoError(t, err)
+	b, err := tio.LoadTable(ctx, table.Identifier{"b", "t"})
+	require.NoError(t, err)
+	mine := a.Location() + "/data/mine.parquet"
+	theirs := b.Location() + "/data/theirs.parquet"
+	for _, f := range []string{mine, theirs} {
+		p := strings.TrimPrefix(f, "file://")
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
+	}
+
+	reads, inside, err := tio.ConfineReads(ctx, a)
+	require.NoError(t, err)
+	require.True(t, inside(mine))
+	require.False(t, inside(theirs))
+	require.False(t, inside(strings.TrimSuffix(a.Location(), "/")+"-other/data/x.parquet"), "a sibling directory sharing the prefix")
+	fs, err := reads.FS(ctx)
+	require.NoError(t, err)
+	f, err := fs.Open(mine)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = fs.Open(theirs)
+	require.ErrorIs(t, err, catalog.ErrOutsideTable)
+	require.ErrorIs(t, err, catalog.ErrForbidden)
+	_, err = fs.(icebergio.ReadFileIO).ReadFile(theirs)
+	require.ErrorIs(t, err, catalog.ErrOutsideTable)
+	require.NoError(t, fs.Remove(theirs))
+	_, err = os.Stat(strings.TrimPrefix(theirs, "file://"))
+	require.NoError(t, err, "b's file is not a's to delete")
+
+	removals, err := tio.ConfineRemovals(ctx, a)
+	require.NoError(t, err)
+	fs, err = removals.FS(ctx)
+	require.NoError(t, err)
+	b2, err := fs.(icebergio.ReadFileIO).ReadFile(theirs)
+	require.NoError(t, err, "ConfineRemovals confines removals only")
+	require.Equal(t, []byte("x"), b2)
+	require.NoError(t, fs.Remove(mine))
+	_, err = os.Stat(strings.TrimPrefix(mine, "file://"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
