@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -18,6 +19,7 @@ import (
 	"github.com/twmb/avro"
 	"github.com/twmb/avro/ocf"
 
+	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/maintenance"
 )
 
@@ -205,4 +207,39 @@ func TestMaintenanceOfDuckDBWrittenTable(t *testing.T) {
 		want = append(want, 240+off)
 	}
 	requireDistances(t, h, want, "every job kept every row")
+}
+
+// Regression: maintenance of a table no topic writes (DuckDB's, Spark's,
+// ...) failed with 500 once expiry had dropped its first snapshot:
+// manifest rewriting and compaction read the ingest offsets to carry,
+// found none on a truncated lineage and took it for offsets lost
+// ("lineage truncated before any snapshot with offsets"). Such a table
+// has none to carry.
+func TestMaintenanceOfTableWithoutOffsetsAfterExpiry(t *testing.T) {
+	h := newHarness(t, nil)
+	secrets := foreignTable(t, h) // vault.secrets, written without offsets
+	_, _, err := h.tio.CommitTable(h.ctx, secrets.Identifier(), nil, []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{
+		table.MaxSnapshotAgeMsKey: "1", table.MinSnapshotsToKeepKey: "1", maintenance.CompactMinFilesProperty: "2"})})
+	require.NoError(t, err)
+	for i := range int64(3) {
+		rec := h.records(0, 900100+20*i, 20, func(int64) string { return "A" })
+		rows := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+		txn := secrets.NewTransaction()
+		require.NoError(t, txn.AppendTable(h.ctx, rows, 1024, nil))
+		secrets, err = txn.Commit(h.ctx)
+		rows.Release()
+		require.NoError(t, err)
+	}
+	id := catalog.Ident{Namespace: catalog.Namespace{"vault"}, Name: "secrets"}
+	for _, job := range []string{maintenance.JobExpire, maintenance.JobCompact, maintenance.JobExpire, maintenance.JobManifests, maintenance.JobCompact} {
+		rs, err := h.sched.RunJobs(h.ctx, id, []string{job})
+		require.NoError(t, err, job)
+		require.NotContains(t, rs[0].Skipped, "yielded", job)
+	}
+	tbl, err := h.tio.LoadTable(h.ctx, secrets.Identifier())
+	require.NoError(t, err)
+	res, err := tbl.Scan().ToArrowTable(h.ctx)
+	require.NoError(t, err)
+	defer res.Release()
+	require.EqualValues(t, 80, res.NumRows())
 }

@@ -168,12 +168,21 @@ func backoff(ctx context.Context, attempt int) error {
 // offsetProps returns the summary properties a maintenance snapshot on
 // base must carry: the ingest offsets of base's main head (DESIGN.md
 // "Exactly once": every snapshot Tarn writes carries the cumulative
-// offsets), or none for a table without them. The value is the head's,
+// offsets), or none for a table without them (also when expiry left no
+// snapshot with offsets on main's lineage). The value is the head's,
 // so the sink's rebase rule (ingest/sink: the head's offsets for a
 // batch's partitions still equal its start) accepts the maintenance
 // snapshot landing between a batch's plan and its commit.
 func offsetProps(base *table.Table) (iceberg.Properties, error) {
 	o, found, err := sink.ReadOffsets(base.Metadata())
+	if errors.Is(err, sink.ErrOffsetsLost) {
+		// No snapshot left on main's lineage carries offsets: a table no
+		// topic ever wrote (any other engine's) once expiry dropped its
+		// first snapshot, or a topic table whose offsets were lost
+		// already, which the sink refuses to resume either way. There is
+		// nothing to carry.
+		return iceberg.Properties{}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
