@@ -192,26 +192,29 @@ func offsetProps(base *table.Table) (iceberg.Properties, error) {
 	return o.Properties(), nil
 }
 
-// liveFiles returns main's head's live data file count: the summary's
-// total-data-files, or, since the spec makes summary totals optional
-// (DuckDB 1.4 writes only "operation"), the added and existing file counts
-// of the head's data manifests (required in v2 manifest lists); 0 when
-// neither can be read.
+// liveFiles returns main's head's live data file count: the added and
+// existing file counts of its data manifests (required in v2 manifest
+// lists), or the summary's total-data-files when the list cannot be
+// read; 0 when neither can. Not the summary first: the spec makes its
+// totals optional (DuckDB 1.4 writes only "operation"), and a snapshot
+// written over a head without them may carry wrong ones (the manifest
+// rewrite of a DuckDB-written table reported total-data-files 0).
 func liveFiles(ctx context.Context, tbl *table.Table) int64 {
 	head := tbl.CurrentSnapshot()
 	if head == nil {
 		return 0
 	}
-	if n, ok := summaryInt(head, "total-data-files"); ok {
+	fallback := func() int64 {
+		n, _ := summaryInt(head, "total-data-files")
 		return n
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return 0
+		return fallback()
 	}
 	ms, err := head.Manifests(fs)
 	if err != nil {
-		return 0
+		return fallback()
 	}
 	var n int64
 	for _, m := range ms {
