@@ -17,6 +17,12 @@ wrote, and a purge through Tarn removes DuckDB's files. Writes DuckDB 1.4
 cannot do are skipped with DuckDB's own error as the reason, and so is a
 DuckDB bug the test proves without the catalog; any other error fails.
 
+Then Tarn maintains tables DuckDB wrote (conformance/lib/maintenance.py):
+compaction, expiry, manifest rewriting and orphan removal of a table of
+inserts and a DELETE, each followed by DuckDB and pyiceberg reading the
+same rows; and a DuckDB DELETE committed while Tarn compacts the table
+stays applied (compaction yields to it, then compacts with it).
+
 The steps run in file order and share state; a step whose predecessor
 failed fails too (it does not skip), naming the step it waited for.
 """
@@ -26,6 +32,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -45,6 +53,9 @@ from pyiceberg.transforms import BucketTransform, HourTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "conformance" / "lib"))
+import maintenance  # noqa: E402  (conformance/lib/maintenance.py)
+
 FLIGHTS_PARQUET = REPO / "testdata" / "flights-10k.parquet"
 ANSWERS_JSON = REPO / "testdata" / "answers.json"
 WAREHOUSE_NAME = "default"  # Tarn serves one warehouse, by this name
@@ -62,6 +73,7 @@ FLIGHTS_SCHEMA = Schema(
 RUN = uuid.uuid4().hex[:12]
 NS = f"tarn_duckdb_{RUN}"  # written by pyiceberg
 NS_DUCK = f"tarn_duckdb_{RUN}_w"  # created by DuckDB
+NS_MAINT = f"tarn_duckdb_{RUN}_m"  # created by DuckDB, maintained by Tarn
 
 state: dict = {}
 
@@ -138,7 +150,7 @@ def cat() -> RestCatalog:
         props["token"] = token
     c = RestCatalog("tarn_duckdb", **props)
     yield c
-    for ns in (NS_DUCK, NS):
+    for ns in (NS_MAINT, NS_DUCK, NS):
         try:
             for t in c.list_tables(ns):
                 c.purge_table(t)
@@ -535,3 +547,103 @@ def test_18_topic_materialized_table(con, cat: RestCatalog, answers: dict) -> No
         (1, 3333, 0, 3332),
         (2, 3333, 0, 3332),
     ]
+
+
+# --- Tarn maintains what DuckDB wrote -------------------------------------------
+
+
+def test_19_maintenance_of_duckdb_written_table(con, cat: RestCatalog) -> None:
+    """Compaction, expiry, manifest rewriting and orphan removal of a table
+    DuckDB wrote (six INSERTs and a DELETE: DuckDB's manifest lists, its
+    position delete manifest and files): after each job DuckDB and
+    pyiceberg read exactly the rows they read before."""
+    need("attached")
+    con.execute(f"CREATE SCHEMA {ident('tarn', NS_MAINT)}")
+    table = tarn("maintained", NS_MAINT)
+    con.execute(f"CREATE TABLE {table} (id BIGINT, name VARCHAR)")
+    for i in range(6):
+        con.execute(f"INSERT INTO {table} SELECT r, 'n' || r FROM range({i * 100}, {(i + 1) * 100}) t(r)")
+    con.execute(f"DELETE FROM {table} WHERE id % 7 = 0")
+    want = [(i, f"n{i}") for i in range(600) if i % 7]
+
+    def read():
+        duck = rows(con, f"SELECT id, name FROM {table} ORDER BY id")
+        py = sorted((r["id"], r["name"]) for r in cat.load_table((NS_MAINT, "maintained")).scan().to_arrow().to_pylist())
+        assert duck == py == want
+        return duck
+
+    done = maintenance.maintain(NS_MAINT, "maintained", read)
+    assert done["compact"]["files-rewritten"] >= 6, done["compact"]
+    state["maintained"] = True
+
+
+def test_20_duckdb_delete_during_compaction(con, cat: RestCatalog) -> None:
+    """DuckDB plans a DELETE on the head (BEGIN; DELETE), Tarn starts
+    compacting the table, and DuckDB's COMMIT lands while the compaction
+    writes its files; DuckDB writes the snapshot's summary with nothing but
+    its operation. Compaction must yield ("delete files added during
+    compaction") instead of committing files that hold the deleted row;
+    the next compaction applies the delete. A round whose COMMIT misses the
+    compaction's window (either side) proves nothing and is run again on a
+    larger table."""
+    need("maintained")
+    for n in (20_000, 60_000, 150_000):
+        name = f"race_{n}"
+        table = tarn(name, NS_MAINT)
+        con.execute(f"CREATE TABLE {table} (id BIGINT, payload VARCHAR)")
+        for i in range(12):
+            con.execute(f"INSERT INTO {table} SELECT r, md5(r::VARCHAR) FROM range({i * n}, {(i + 1) * n}) t(r)")
+        maintenance.set_properties(NS_MAINT, name, maintenance.PROPERTIES)
+        gone = 5 * n + 17  # in the sixth file
+        location = maintenance.local_path(cat.load_table((NS_MAINT, name)).location())
+
+        con.execute("BEGIN TRANSACTION")
+        con.execute(f"DELETE FROM {table} WHERE id = ?", [gone])
+        before = {p for p in (location / "data").rglob("*") if p.is_file()}
+        result: dict = {}
+
+        def compact() -> None:
+            try:
+                [result["r"]] = maintenance.run_jobs(NS_MAINT, name, "compact")
+            except BaseException as e:  # noqa: BLE001 - reported below
+                result["error"] = e
+
+        worker = threading.Thread(target=compact)
+        worker.start()
+        deadline = time.monotonic() + 120
+        # Compaction is writing once a file appears that no snapshot has.
+        while not ({p for p in (location / "data").rglob("*") if p.is_file()} - before) and worker.is_alive():
+            assert time.monotonic() < deadline, "compaction wrote no file within 120 s"
+            time.sleep(0.01)
+        committed = True
+        try:
+            con.execute("COMMIT")
+        except duckdb.Error:
+            committed = False  # compaction committed first: DuckDB's assertion on main failed
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # DuckDB ended the transaction itself
+        worker.join(600)
+        assert "error" not in result, result.get("error")
+        r = result["r"]
+
+        deleted = one(con, f"SELECT count(*) FROM {table} WHERE id = ?", [gone])[0] == 0
+        total = one(con, f"SELECT count(*) FROM {table}")[0]
+        if committed:
+            assert deleted, f"the deleted row is back after compaction {r}"
+            assert total == 12 * n - 1
+        else:
+            assert total == 12 * n
+        if not (committed and r.get("skipped") == "delete files added during compaction"):
+            continue  # the COMMIT landed before compaction loaded the table, or after it committed
+        snap = cat.load_table((NS_MAINT, name)).current_snapshot()
+        assert snap.summary.operation.value == "delete" and not snap.summary.additional_properties, snap.summary
+
+        [again] = maintenance.run_jobs(NS_MAINT, name, "compact")
+        assert not again.get("skipped"), again
+        assert one(con, f"SELECT count(*), count(*) FILTER (WHERE id = {gone}) FROM {table}") == (12 * n - 1, 0)
+        py = cat.load_table((NS_MAINT, name)).scan(row_filter=f"id = {gone}").to_arrow()
+        assert py.num_rows == 0
+        return
+    pytest.fail("no round had DuckDB's COMMIT land during the compaction")
