@@ -7,13 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/spec"
 )
 
 // A confined table's FileIO: ConfineRemovals keeps files outside the
@@ -22,16 +19,10 @@ import (
 func TestConfinedTableIO(t *testing.T) {
 	ctx := context.Background()
 	cat, wh := newTestCatalog(t)
-	for _, ns := range []string{"a", "b"} {
-		require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{ns}, nil))
-		_, err := cat.CreateTable(ctx, wh, catalog.Namespace{ns}, spec.CreateTableRequest{Name: "t",
-			Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64})})
-		require.NoError(t, err)
-	}
 	tio := cat.TableIO(wh)
-	a, err := tio.LoadTable(ctx, table.Identifier{"a", "t"})
+	a, err := tio.LoadTable(ctx, newInt64Table(t, cat, wh, "a"))
 	require.NoError(t, err)
-	b, err := tio.LoadTable(ctx, table.Identifier{"b", "t"})
+	b, err := tio.LoadTable(ctx, newInt64Table(t, cat, wh, "b"))
 	require.NoError(t, err)
 	mine := a.Location() + "/data/mine.parquet"
 	theirs := b.Location() + "/data/theirs.parquet"

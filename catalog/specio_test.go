@@ -11,13 +11,11 @@ import (
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/avro"
 	"github.com/twmb/avro/ocf"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/spec"
 )
 
 // duckdbFixtures copies testdata/duckdb-1.4.4 (a manifest list, a data
@@ -132,14 +130,7 @@ func TestWarehouseIOReadsDuckDBManifests(t *testing.T) {
 func TestWarehouseIOServesOtherFilesAsTheyAre(t *testing.T) {
 	ctx := context.Background()
 	cat, wh := newTestCatalog(t)
-	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
-	_, err := cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, spec.CreateTableRequest{
-		Name:   "t",
-		Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64, Required: true}),
-	})
-	require.NoError(t, err)
-	tio := cat.TableIO(wh)
-	tbl, err := tio.LoadTable(ctx, table.Identifier{"ns", "t"})
+	tbl, err := cat.TableIO(wh).LoadTable(ctx, newInt64Table(t, cat, wh, "ns"))
 	require.NoError(t, err)
 	rows := int64Rows(1, 2, 3)
 	defer rows.Release()

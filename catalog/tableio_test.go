@@ -22,6 +22,20 @@ func newTestCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse) {
 	return cat, wh
 }
 
+// newInt64Table creates the table ns.t, of one required int64 column v,
+// in a new namespace ns.
+func newInt64Table(t *testing.T, cat *catalog.Catalog, wh *catalog.Warehouse, ns string) table.Identifier {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{ns}, nil))
+	_, err := cat.CreateTable(ctx, wh, catalog.Namespace{ns}, spec.CreateTableRequest{
+		Name:   "t",
+		Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64, Required: true}),
+	})
+	require.NoError(t, err)
+	return table.Identifier{ns, "t"}
+}
+
 // int64Rows is an Arrow table of one int64 column v holding vals.
 func int64Rows(vals ...int64) arrow.Table {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -40,14 +54,8 @@ func int64Rows(vals ...int64) arrow.Table {
 func TestTableIOAppendAndScan(t *testing.T) {
 	ctx := context.Background()
 	cat, wh := newTestCatalog(t)
-	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
-	_, err := cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, spec.CreateTableRequest{
-		Name:   "t",
-		Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64, Required: true}),
-	})
-	require.NoError(t, err)
+	ident := newInt64Table(t, cat, wh, "ns")
 	tio := cat.TableIO(wh)
-	ident := table.Identifier{"ns", "t"}
 
 	stale, err := tio.LoadTable(ctx, ident)
 	require.NoError(t, err)

@@ -38,6 +38,16 @@
 // one an in-process writer holds (catalog.Catalog.HoldFiles: a batch
 // written but not committed).
 //
+// # Whose files
+//
+// Jobs read and delete with Tarn's storage credentials, for the table,
+// never for whoever wrote its metadata: compaction and manifest rewriting
+// read only inside the table's recorded directories
+// (catalog.TableIO.ConfineReads) and leave what the head names elsewhere
+// as it is (logged, counted in tarn_maintenance_files_skipped_total);
+// expiry deletes only inside them (ConfineRemovals); orphan removal lists
+// only the table's location, and skips a location another table shares.
+//
 // # Concurrency
 //
 // At most Concurrency tables at once; on one table one job at a time
