@@ -37,6 +37,10 @@ func TestConfinedTableIO(t *testing.T) {
 	require.True(t, inside(mine))
 	require.False(t, inside(theirs))
 	require.False(t, inside(strings.TrimSuffix(a.Location(), "/")+"-other/data/x.parquet"), "a sibling directory sharing the prefix")
+	// Regression: Spark and Trino write file paths as file:/x (Hadoop's
+	// spelling); compaction took their manifest lists for files outside
+	// the table and skipped every table they wrote.
+	require.True(t, inside("file:"+strings.TrimPrefix(mine, "file://")), "file:/x is file:///x")
 	fs, err := reads.FS(ctx)
 	require.NoError(t, err)
 	f, err := fs.Open(mine)

@@ -91,10 +91,16 @@ func checkLocationChars(loc string) error {
 }
 
 // normLocation is the form locations are compared in: scheme in lower
-// case, Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ as
-// file:///, the path cleaned (no "//", no trailing slash), so that one
-// directory compares equal to itself however a client wrote it.
+// case, Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ and
+// Hadoop's file:/ as file:///, the path cleaned (no "//", no trailing
+// slash), so that one directory compares equal to itself however a client
+// wrote it.
 func normLocation(loc string) string {
+	if p, ok := strings.CutPrefix(loc, "file:/"); ok && !strings.HasPrefix(p, "/") {
+		// Hadoop's spelling of a local path, as Spark and Trino write
+		// file paths into manifests: file:/x is file:///x.
+		loc = "file:///" + p
+	}
 	scheme, rest, ok := strings.Cut(loc, "://")
 	if !ok {
 		return strings.TrimRight(loc, "/")
