@@ -7,7 +7,11 @@ merge-on-read, format v3 deletion vectors and row lineage), schema and
 partition evolution, time travel by snapshot id and by timestamp, branches
 and tags, views, the expire_snapshots / rewrite_data_files /
 rewrite_manifests procedures, renames, DROP TABLE with and without PURGE,
-and tables written by pyiceberg read by Spark and the other way round.
+and tables written by pyiceberg read by Spark and the other way round;
+last, Tarn's own maintenance (compaction, expiry, manifest rewriting,
+orphan removal: conformance/lib/maintenance.py) of tables Spark wrote,
+with position deletes, deletion vectors and copy-on-write rewrites, read
+back exactly by Spark after each job.
 
 Every result is checked against exact values: testdata/answers.json, and a
 plain-Python model of the flights rows (from the Parquet file) that replays
@@ -29,6 +33,7 @@ import decimal
 import json
 import os
 import re
+import sys
 import threading
 import time
 import urllib.request
@@ -48,6 +53,9 @@ from pyiceberg.transforms import DayTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "conformance" / "lib"))
+import maintenance  # noqa: E402  (conformance/lib/maintenance.py)
+
 FLIGHTS_PARQUET = REPO / "testdata" / "flights-10k.parquet"
 ANSWERS_JSON = REPO / "testdata" / "answers.json"
 
@@ -909,6 +917,46 @@ def test_19_duckdb_reads_spark_table(spark, answers: dict, flights) -> None:
         assert by == rows(spark, f"SELECT origin, count(*) FROM {name} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5")
     finally:
         con.close()
+
+
+@pytest.mark.parametrize(("mode", "version"), [("merge-on-read", 2), ("merge-on-read", 3), ("copy-on-write", 2)],
+                         ids=["merge-on-read-v2", "merge-on-read-v3", "copy-on-write-v2"])
+def test_20_tarn_maintains_spark_table(spark, flights, mode: str, version: int) -> None:
+    """Tarn compacts, expires, rewrites the manifests of and removes a
+    planted orphan from a table Spark wrote: six INSERTs into a table
+    bucketed by origin, with a DELETE and an UPDATE after the third
+    (position deletes in v2, deletion vectors in v3, rewritten files with
+    copy-on-write). After each job Spark reads exactly the rows it read
+    before."""
+    need("namespaces")
+    short = f"maint_{mode.split('-')[0]}_v{version}"
+    name = f"{CAT}.{NS}.{short}"
+    spark.sql(
+        f"CREATE TABLE {name} (date TIMESTAMP_NTZ, delay BIGINT, distance BIGINT, origin STRING, destination STRING) "
+        f"USING iceberg PARTITIONED BY (bucket(2, origin)) TBLPROPERTIES ('format-version' = '{version}', "
+        f"'write.delete.mode' = '{mode}', 'write.update.mode' = '{mode}')"
+    )
+    # Three INSERTs, the DELETE and UPDATE (with copy-on-write they leave
+    # one file per bucket), three more INSERTs.
+    for i in range(3):
+        spark.sql(f"INSERT INTO {name} SELECT * FROM flights_src WHERE distance % 6 = {i}")
+    spark.sql(f"DELETE FROM {name} WHERE origin = 'ORD'")
+    spark.sql(f"UPDATE {name} SET delay = 0 WHERE origin = 'DEN'")
+    for i in range(3, 6):
+        spark.sql(f"INSERT INTO {name} SELECT * FROM flights_src WHERE distance % 6 = {i}")
+    early = [r for r in flights if r["distance"] % 6 < 3]
+    want = sorted(
+        [(r["origin"], r["distance"], 0 if r["origin"] == "DEN" else r["delay"]) for r in early if r["origin"] != "ORD"]
+        + [(r["origin"], r["distance"], r["delay"]) for r in flights if r["distance"] % 6 >= 3]
+    )
+
+    def read():
+        got = rows(spark, f"SELECT origin, distance, delay FROM {name} ORDER BY origin, distance, delay")
+        assert got == want
+        return got
+
+    done = maintenance.maintain(NS, short, read)
+    assert done["compact"]["files-rewritten"] >= 4, done["compact"]
 
 
 def test_98_listing_pages(spark, cat: RestCatalog) -> None:
