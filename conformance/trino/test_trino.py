@@ -15,7 +15,10 @@ day(date) and bucket(origin, 4), INSERT of the 10,000 rows as VALUES built
 from the Parquet file, SELECTs with checked aggregates, time travel, views
 (CREATE, CREATE OR REPLACE, SELECT, DROP), DELETE / UPDATE / MERGE, optimize
 and expire_snapshots, schema evolution, CTAS, rename, DROP TABLE, DROP
-SCHEMA; pyiceberg reads back what Trino wrote through Tarn. Last, when
+SCHEMA; pyiceberg reads back what Trino wrote through Tarn. Tarn maintains
+a table Trino wrote (compaction, expiry, manifest rewriting and orphan
+removal: conformance/lib/maintenance.py), which Trino reads back exactly
+after each job. Last, when
 TARN_TOPIC_TABLE is set (`tarn demo`), Trino reads the table Tarn
 materializes from a Kafka topic.
 
@@ -40,6 +43,7 @@ import datetime as dt
 import json
 import os
 import re
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -58,6 +62,9 @@ from pyiceberg.transforms import BucketTransform, HourTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "conformance" / "lib"))
+import maintenance  # noqa: E402  (conformance/lib/maintenance.py)
+
 FLIGHTS_PARQUET = REPO / "testdata" / "flights-10k.parquet"
 ANSWERS_JSON = REPO / "testdata" / "answers.json"
 FIRST = 4000  # rows in the first append / INSERT of each flights table
@@ -80,6 +87,7 @@ FLIGHTS_COLUMNS = [
 RUN = uuid.uuid4().hex[:10]
 NS = f"trino_{RUN}"  # written by pyiceberg
 NS_T = f"trino_{RUN}_w"  # created by Trino
+NS_M = f"trino_{RUN}_m"  # created by Trino, maintained by Tarn
 CAT = "iceberg"
 
 state: dict = {}
@@ -197,7 +205,7 @@ def cat() -> RestCatalog:
     c = RestCatalog("tarn_trino_check", uri=env("TARN_URI"))
     yield c
     # Leave nothing behind, whatever happened.
-    for ns in (NS_T, NS):
+    for ns in (NS_M, NS_T, NS):
         try:
             for ident in c.list_views(ns):
                 c.drop_view(ident)
@@ -659,6 +667,35 @@ def test_15_drop_table(conn, cat: RestCatalog) -> None:
     assert files_under(location) == [], f"DROP TABLE left files under {location}"
     err = trino_error(conn, f"DROP TABLE {t('ctas_renamed')}")
     assert err.error_name == "TABLE_NOT_FOUND", err
+
+
+def test_15b_tarn_maintains_trino_table(conn, model: list[dict]) -> None:
+    """Tarn compacts, expires, rewrites the manifests of and removes a
+    planted orphan from a table Trino wrote: six INSERTs into a table
+    bucketed by origin, a DELETE and an UPDATE (Trino's position deletes).
+    After each job Trino reads exactly the rows it read before."""
+    need("pyiceberg")
+    rows(conn, f'CREATE SCHEMA {CAT}."{NS_M}"')
+    columns = ", ".join(f"{c} {ty}" for c, ty in FLIGHTS_COLUMNS)
+    name = t("maintained", NS_M)
+    rows(conn, f"CREATE TABLE {name} ({columns}) WITH (format_version = 2, partitioning = ARRAY['bucket(origin, 2)'])")
+    for i in range(6):
+        rows(conn, f"INSERT INTO {name} SELECT * FROM {t('flights', NS)} WHERE distance % 6 = {i}")
+    rows(conn, f"DELETE FROM {name} WHERE origin = 'ORD'")
+    rows(conn, f"UPDATE {name} SET delay = 0 WHERE origin = 'DEN'")
+    want = sorted(
+        (r["origin"], r["distance"], 0 if r["origin"] == "DEN" else r["delay"]) for r in model if r["origin"] != "ORD"
+    )
+
+    def read():
+        got = rows(conn, f"SELECT origin, distance, delay FROM {name} ORDER BY origin, distance, delay")
+        assert got == want
+        return got
+
+    done = maintenance.maintain(NS_M, "maintained", read)
+    assert done["compact"]["files-rewritten"] >= 6, done["compact"]
+    rows(conn, f"DROP TABLE {name}")
+    rows(conn, f'DROP SCHEMA {CAT}."{NS_M}"')
 
 
 def test_16_drop_schemas(conn, cat: RestCatalog) -> None:
