@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -115,19 +116,7 @@ func TestJobsSkipHeadsWithManifestsOfOtherTables(t *testing.T) {
 	require.NoError(t, err)
 
 	// A snapshot of air.flights whose list holds both tables' manifests.
-	md := h.load().Metadata()
-	id := int64(uuid.New().ID())
-	seq := md.LastSequenceNumber() + 1
-	list := strings.TrimPrefix(h.load().Location(), "file://") + "/metadata/snap-" + uuid.NewString() + ".avro"
-	var buf bytes.Buffer
-	require.NoError(t, iceberg.WriteManifestList(2, &buf, id, &head.SnapshotID, &seq, 0, append(ours, theirs...)))
-	require.NoError(t, os.WriteFile(list, buf.Bytes(), 0o644))
-	snap := &table.Snapshot{SnapshotID: id, ParentSnapshotID: &head.SnapshotID, SequenceNumber: seq,
-		TimestampMs: head.TimestampMs + 1, ManifestList: "file://" + list, SchemaID: head.SchemaID,
-		Summary: &table.Summary{Operation: table.OpAppend, Properties: head.Summary.Properties}}
-	_, _, err = h.tio.CommitTable(h.ctx, h.ident, []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &head.SnapshotID)},
-		[]table.Update{table.NewAddSnapshotUpdate(snap), table.NewSetSnapshotRefUpdate(table.MainBranch, id, table.BranchRef, 0, 0, 0)})
-	require.NoError(t, err)
+	id := commitSnapshot(t, h, table.OpAppend, h.load().Metadata().LastSequenceNumber()+1, int64(uuid.New().ID()), append(ours, theirs...))
 
 	for _, job := range []string{maintenance.JobCompact, maintenance.JobManifests} {
 		r := h.run(job)
@@ -135,4 +124,105 @@ func TestJobsSkipHeadsWithManifestsOfOtherTables(t *testing.T) {
 		require.Equal(t, len(theirs), r.FilesOutside, job)
 		require.Equal(t, id, h.load().CurrentSnapshot().SnapshotID, "%s committed nothing", job)
 	}
+}
+
+// commitSnapshot commits to air.flights, as a client may, a snapshot id
+// with sequence number seq whose manifest list (written into the table's
+// metadata directory) holds ms; it carries the head's summary properties
+// (its ingest offsets). It returns id.
+func commitSnapshot(t *testing.T, h *harness, op table.Operation, seq, id int64, ms []iceberg.ManifestFile) int64 {
+	t.Helper()
+	head := h.load().CurrentSnapshot()
+	list := strings.TrimPrefix(h.load().Location(), "file://") + "/metadata/snap-" + uuid.NewString() + ".avro"
+	var buf bytes.Buffer
+	require.NoError(t, iceberg.WriteManifestList(2, &buf, id, &head.SnapshotID, &seq, 0, ms))
+	require.NoError(t, os.WriteFile(list, buf.Bytes(), 0o644))
+	snap := &table.Snapshot{SnapshotID: id, ParentSnapshotID: &head.SnapshotID, SequenceNumber: seq,
+		TimestampMs: head.TimestampMs + 1, ManifestList: "file://" + list, SchemaID: head.SchemaID,
+		Summary: &table.Summary{Operation: op, Properties: head.Summary.Properties}}
+	_, _, err := h.tio.CommitTable(h.ctx, h.ident, []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &head.SnapshotID)},
+		[]table.Update{table.NewAddSnapshotUpdate(snap), table.NewSetSnapshotRefUpdate(table.MainBranch, id, table.BranchRef, 0, 0, 0)})
+	require.NoError(t, err)
+	return id
+}
+
+// A delete file of another table, named by a delete manifest of this
+// table's own (written by a client into its table's directory), is not
+// read for this table: compaction leaves the data file it applies to as
+// it is (rewriting it would read the other table's file) and compacts
+// the rest, and counts the file.
+func TestCompactionLeavesFilesWithDeletesOfOtherTablesUnread(t *testing.T) {
+	h := newHarness(t, map[string]string{maintenance.CompactMinFilesProperty: "4"})
+	h.ingest(6, 20) // 12 files: 6 in origin=A (even offsets), 6 in origin=B
+	secrets := foreignTable(t, h)
+
+	// vault.secrets' own equality delete (distance = 7, origin B: its bounds overlap
+	// air.flights' rows, so a scan of air.flights would apply it).
+	sc := arrow.NewSchema([]arrow.Field{{Name: "distance", Type: arrow.PrimitiveTypes.Int64}, {Name: "origin", Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(7)
+	b.Field(1).(*array.StringBuilder).Append("B")
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	txn := secrets.NewTransaction()
+	require.NoError(t, txn.CommitEqualityDeletes(h.ctx, []int{5}, func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }, nil))
+	secrets, err := txn.Commit(h.ctx)
+	require.NoError(t, err)
+	fs, err := secrets.FS(h.ctx)
+	require.NoError(t, err)
+	theirs, err := secrets.CurrentSnapshot().Manifests(fs)
+	require.NoError(t, err)
+	var del iceberg.DataFile
+	for _, m := range theirs {
+		for e, err := range m.Entries(fs, false) {
+			require.NoError(t, err)
+			if e.DataFile().ContentType() == iceberg.EntryContentEqDeletes {
+				del = e.DataFile()
+			}
+		}
+	}
+	require.NotNil(t, del)
+	foreign := strings.TrimPrefix(del.FilePath(), "file://")
+	before, err := os.ReadFile(foreign)
+	require.NoError(t, err)
+
+	// A delete manifest of air.flights' own naming that file.
+	tbl := h.load()
+	head := tbl.CurrentSnapshot()
+	ours, err := head.Manifests(fs)
+	require.NoError(t, err)
+	ours0 := dataFiles(t, tbl, head)
+	id, seq := int64(uuid.New().ID()), tbl.Metadata().LastSequenceNumber()+1
+	path := strings.TrimPrefix(tbl.Location(), "file://") + "/metadata/" + uuid.NewString() + "-m0.avro"
+	var buf bytes.Buffer
+	w, err := iceberg.NewManifestWriter(2, &buf, tbl.Spec(), tbl.Schema(), id, iceberg.WithManifestWriterContent(iceberg.ManifestContentDeletes))
+	require.NoError(t, err)
+	require.NoError(t, w.Add(iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &id, &seq, &seq, del)))
+	require.NoError(t, w.Close())
+	m, err := w.ToManifestFile("file://"+path, int64(buf.Len()))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	commitSnapshot(t, h, table.OpDelete, seq, id, append(ours, m))
+
+	r := h.run(maintenance.JobCompact)
+	require.Empty(t, r.Skipped)
+	require.Equal(t, 11, r.FilesRewritten, "all but the file the foreign delete applies to (the one whose bounds hold distance 7)")
+	require.Equal(t, 1, r.FilesOutside)
+	require.InDelta(t, 1, metricValue(t, h, "tarn_maintenance_files_skipped_total"), 0)
+	tasks, err := h.load().Scan().PlanFiles(h.ctx)
+	require.NoError(t, err)
+	require.Len(t, tasks, 3, "one compacted file per partition, and the file left")
+	var left []string
+	for _, task := range tasks {
+		if len(task.EqualityDeleteFiles) > 0 {
+			require.Equal(t, del.FilePath(), task.EqualityDeleteFiles[0].FilePath())
+			left = append(left, task.File.FilePath())
+		}
+	}
+	require.Len(t, left, 1, "the foreign delete still applies to one file, as it did")
+	require.Contains(t, ours0, left[0], "and that file is one of the ingested ones, not rewritten")
+	after, err := os.ReadFile(foreign)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(before, after))
 }
