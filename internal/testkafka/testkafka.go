@@ -13,14 +13,11 @@
 package testkafka
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tarnhq/tarn/internal/testservice"
 )
 
 // Broker is a running Kafka broker.
@@ -67,12 +64,11 @@ func (b *Broker) Stop() {
 	run(b.t, nil, "kafka.sh", "stop", b.Dir)
 }
 
-// Kill kills the broker with SIGKILL (a crash), without waiting for anything.
+// Kill kills the broker with SIGKILL (a crash) and waits until its
+// process is gone (nothing else: not a clean shutdown, not its ports).
 func (b *Broker) Kill() {
 	b.t.Helper()
-	if out, err := exec.Command("kill", "-9", b.PID).CombinedOutput(); err != nil {
-		b.t.Fatalf("testkafka: kill -9 %s: %v: %s", b.PID, err, out)
-	}
+	testservice.Kill(b.t, b.PID)
 }
 
 // Registry is a running Confluent-compatible schema registry.
@@ -106,52 +102,11 @@ func (r *Registry) Stop() {
 }
 
 func skipShort(t testing.TB) {
-	if testing.Short() {
-		t.Skip("testkafka: real Kafka / schema registry not started under -short")
-	}
+	t.Helper()
+	testservice.SkipShort(t, "testkafka: real Kafka / schema registry")
 }
 
-// run runs scripts/<script> args... and returns the KEY=VALUE lines it
-// printed on stdout.
 func run(t testing.TB, env []string, script string, args ...string) map[string]string {
 	t.Helper()
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatalf("testkafka: %v", err)
-	}
-	cmd := exec.Command(filepath.Join(root, "scripts", script), args...)
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("testkafka: scripts/%s %s: %v\n%s", script, strings.Join(args, " "), err, stderr.String())
-	}
-	t.Logf("testkafka: scripts/%s %s: %s", script, strings.Join(args, " "), strings.TrimSpace(stderr.String()))
-	vars := map[string]string{}
-	sc := bufio.NewScanner(&stdout)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			vars[k] = v
-		}
-	}
-	return vars
-}
-
-// repoRoot finds the directory of Tarn's go.mod above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
-			bytes.Contains(b, []byte("module github.com/tarnhq/tarn\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of github.com/tarnhq/tarn above the working directory")
-		}
-		dir = parent
-	}
+	return testservice.Run(t, env, script, args...)
 }

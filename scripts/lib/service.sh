@@ -1,5 +1,6 @@
 # Shared helpers of the test-service scripts (scripts/kafka.sh,
-# scripts/schema-registry.sh, scripts/moto.sh), sourced by them. The caller
+# scripts/schema-registry.sh, scripts/moto.sh, scripts/postgres.sh,
+# scripts/kafka-connect.sh), sourced by them. The caller
 # defines log, die, running (is the service in $dir alive?), ready (does it
 # answer?), print_vars and the globals dir and current_file (the file
 # naming the service's last DIR).
@@ -30,8 +31,8 @@ resolve_dir() {
   fi
 }
 
-# Stops the service of DIR $2 whose pid is in $dir/$1: SIGTERM, up to 30 s,
-# then SIGKILL; forgets the DIR and removes it if start made it temporary.
+# Stops the service of DIR $2 whose pid is in $dir/$1: the signal named by
+# the caller's $stop_signal (default TERM), up to 30 s, then SIGKILL; forgets the DIR and removes it if start made it temporary.
 stop_service() {
   local pidfile=$1 pid
   resolve_dir "${2:-}"
@@ -40,7 +41,7 @@ stop_service() {
     [[ -z $dir ]] || rm -f "$dir/$pidfile"
   else
     pid=$(cat "$dir/$pidfile")
-    kill "$pid" 2>/dev/null || true
+    kill -s "${stop_signal:-TERM}" "$pid" 2>/dev/null || true
     for _ in $(seq 150); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.2
