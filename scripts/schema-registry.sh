@@ -31,7 +31,12 @@
 #   - GET /schemas/ids/{id}/subjects is missing (use .../ids/{id}/versions);
 #   - some error codes differ (incompatible: 409 with error_code 0).
 # More in docs/e2e-services.md. The H2 file is written with WRITE_DELAY=0, so
-# registered schemas survive a kill -9 of the registry.
+# registered schemas survive a kill -9 of the registry. One database
+# connection (quarkus.datasource.jdbc.max-size=1), so requests reach H2 one
+# at a time: with Apicurio's pool, clients registering schemas at once (two
+# Kafka Connect converters) fail with HTTP 500 "Timeout trying to lock
+# table" / "Concurrent update in table SEQUENCES" (its id sequences under
+# H2's row locks), and most such requests fail, not just one.
 #
 # Env:
 #   JAVA_HOME                   Java 11+ (default: java on PATH)
@@ -160,6 +165,8 @@ cmd_start() {
   setsid nohup "$java" "${heap[@]}" -XX:+UseSerialGC \
     -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
     -Dquarkus.datasource.jdbc.url="jdbc:h2:file:$dir/h2/registry;WRITE_DELAY=0" \
+    -Dquarkus.datasource.jdbc.min-size=1 -Dquarkus.datasource.jdbc.initial-size=1 \
+    -Dquarkus.datasource.jdbc.max-size=1 \
     -Dquarkus.log.category.\"io.sentry\".level=ERROR \
     "${extra[@]}" \
     -jar "$app/quarkus-run.jar" >"$dir/registry.log" 2>&1 </dev/null &
