@@ -22,7 +22,7 @@ func TestServices(t *testing.T) {
 	if os.Getenv("TARN_E2E") != "1" {
 		t.Skip("set TARN_E2E=1 to start a real PostgreSQL server")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // starts take a minute or more on a busy machine
 	defer cancel()
 
 	s := StartPostgres(t)
