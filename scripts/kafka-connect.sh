@@ -121,7 +121,7 @@ setup() {
     echo "$out"
     return
   fi
-  command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+  need mvn "apt-get install maven"
   mkdir -p "$cache/kafka-connect"
   # Serialise concurrent first runs (e.g. parallel test packages).
   exec 9>"$cache/kafka-connect/.lock"
@@ -252,7 +252,8 @@ cmd_start() {
   fi
   [[ -n ${KAFKA_BOOTSTRAP:-} ]] || die "KAFKA_BOOTSTRAP is not set (the broker, e.g. from scripts/kafka.sh start)"
   out=$(setup)
-  command -v "$java" >/dev/null || die "java not found (set JAVA_HOME; Kafka Connect 4 needs Java 17+)"
+  need "$java" "set JAVA_HOME; Kafka Connect 4 needs Java 17+"
+  need curl "apt-get install curl"
 
   port="${CONNECT_PORT:-}"
   [[ -n $port || ! -f $dir/connect.port ]] || port=$(cat "$dir/connect.port")
@@ -280,6 +281,7 @@ cmd_start() {
     >"$dir/connect.out" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$dir/connect.pid"
+  watch_owner "$here/kafka-connect.sh"
   mkdir -p "$run_dir"
   echo "$dir" >"$current_file"
 

@@ -67,7 +67,7 @@ setup() {
     echo "$out/lib"
     return
   fi
-  command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+  need mvn "apt-get install maven"
   mkdir -p "$cache/kafka"
   # Serialise concurrent first runs (e.g. parallel test packages).
   exec 9>"$cache/kafka/.lock"
@@ -224,7 +224,7 @@ cmd_start() {
     die "a broker is running in $dir (pid $(cat "$dir/kafka.pid")) but does not answer; stop it first"
   fi
   lib=$(setup)
-  command -v "$java" >/dev/null || die "java not found (set JAVA_HOME; Kafka 4 needs Java 17+)"
+  need "$java" "set JAVA_HOME; Kafka 4 needs Java 17+"
 
   # Ports: keep the previous ones across restarts if they are still free.
   port="${KAFKA_PORT:-}" cport=""
@@ -278,6 +278,7 @@ cmd_start() {
     "${overrides[@]}" >"$dir/kafka.out" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$dir/kafka.pid"
+  watch_owner "$here/kafka.sh"
   mkdir -p "$run_dir"
   echo "$dir" >"$current_file"
 

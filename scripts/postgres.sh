@@ -92,8 +92,8 @@ setup() {
     return
   fi
   [[ -z ${PG_BIN:-} ]] || die "PG_BIN=$PG_BIN has no postgres binary"
-  [[ $(id -u) == 0 ]] || die "PostgreSQL is not installed (as root: apt-get install postgresql)"
-  command -v apt-get >/dev/null || die "PostgreSQL is not installed and there is no apt-get"
+  [[ $(id -u) == 0 ]] || missing "PostgreSQL is not installed (as root: apt-get install postgresql)"
+  command -v apt-get >/dev/null || missing "PostgreSQL is not installed and there is no apt-get"
   mkdir -p "$run_dir"
   # Serialise concurrent first runs (parallel test packages).
   exec 9>"$run_dir/tarn-postgres-install.lock"
@@ -270,6 +270,7 @@ cmd_start() {
   : >"$dir/postgres.log"
   [[ $(id -u) != 0 ]] || chown "$os_user:" "$dir/postgres.log" "$dir/postgres.log.1" 2>/dev/null || true
   start_server "${settings[@]}"
+  watch_owner "$here/postgres.sh"
   await_ready postgres "$(cat "$dir/postgres.pid")" "${PG_START_TIMEOUT:-60}" "$dir/postgres.log"
   [[ -f $dir/.roles ]] || create_roles
   mkdir -p "$run_dir"

@@ -71,7 +71,7 @@ setup() {
     echo "$out/quarkus-app"
     return
   fi
-  command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+  need mvn "apt-get install maven"
   mkdir -p "$cache/apicurio-registry"
   exec 9>"$cache/apicurio-registry/.lock"
   flock 9
@@ -147,7 +147,8 @@ cmd_start() {
     return
   fi
   app=$(setup)
-  command -v "$java" >/dev/null || die "java not found (set JAVA_HOME)"
+  need "$java" "set JAVA_HOME; Java 17+"
+  need curl "apt-get install curl"
 
   port="${SCHEMA_REGISTRY_PORT:-}"
   [[ -n $port || ! -f $dir/registry.port ]] || port=$(cat "$dir/registry.port")
@@ -172,6 +173,7 @@ cmd_start() {
     -jar "$app/quarkus-run.jar" >"$dir/registry.log" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$dir/registry.pid"
+  watch_owner "$here/schema-registry.sh"
   mkdir -p "$run_dir"
   echo "$dir" >"$current_file"
 

@@ -11,15 +11,19 @@ package testservice
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tarnhq/tarn/internal/testenv"
 )
 
 // SkipShort skips t under -short: what names the service, for the message.
@@ -30,10 +34,21 @@ func SkipShort(t testing.TB, what string) {
 	}
 }
 
+// ExitMissing is the exit status of a script whose precondition is
+// missing (`missing` in scripts/lib/service.sh: Java, Maven or PostgreSQL
+// not installed and not installable).
+const ExitMissing = 3
+
 // Run runs scripts/<script> args... with env added to the environment and
-// returns the KEY=VALUE lines it printed on stdout. It fails t (with the
-// script's stderr) when the script exits non-zero, and logs its stderr
-// otherwise.
+// returns the KEY=VALUE lines it printed on stdout. When the script exits
+// with ExitMissing it ends t through testenv.Missing (a skip, a failure
+// under CI=true); on any other non-zero exit it fails t, with the script's
+// stderr; otherwise it logs its stderr.
+//
+// A start gets TARN_OWNER_LOCK, a file this process holds an exclusive
+// flock on until it exits: a service started by the script is stopped by
+// its watchdog (watch_owner in scripts/lib/service.sh) when this process
+// ends without running t's cleanups (killed, or go test's -timeout).
 func Run(t testing.TB, env []string, script string, args ...string) map[string]string {
 	t.Helper()
 	root, err := RepoRoot()
@@ -42,9 +57,21 @@ func Run(t testing.TB, env []string, script string, args ...string) map[string]s
 	}
 	cmd := exec.Command(filepath.Join(root, "scripts", script), args...)
 	cmd.Env = append(os.Environ(), env...)
+	if len(args) > 0 && args[0] == "start" {
+		lock, err := ownerLock()
+		if err != nil {
+			t.Fatalf("testservice: %v", err)
+		}
+		cmd.Env = append(cmd.Env, "TARN_OWNER_LOCK="+lock)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == ExitMissing {
+			testenv.Missing(t, "scripts/%s %s: %s", script, strings.Join(args, " "), strings.TrimSpace(stderr.String()))
+			return nil
+		}
 		t.Fatalf("scripts/%s %s: %v\n%s", script, strings.Join(args, " "), err, stderr.String())
 	}
 	t.Logf("scripts/%s %s: %s", script, strings.Join(args, " "), strings.TrimSpace(stderr.String()))
@@ -56,6 +83,38 @@ func Run(t testing.TB, env []string, script string, args ...string) map[string]s
 		}
 	}
 	return vars
+}
+
+var owner struct {
+	once sync.Once
+	file *os.File // held open (and locked) until the process exits
+	err  error
+}
+
+// ownerLock returns the path of this process's owner lock, a new file in
+// os.TempDir() created and locked on the first call. The file is never
+// closed: the kernel releases the lock when the process exits, which is
+// what the watchdogs wait for (the first of them removes the file). Opened
+// close-on-exec (as os.CreateTemp always does), so the scripts and the
+// services they start never inherit it.
+func ownerLock() (string, error) {
+	owner.once.Do(func() {
+		f, err := os.CreateTemp("", "tarn-test-owner-*.lock")
+		if err != nil {
+			owner.err = fmt.Errorf("owner lock: %w", err)
+			return
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			owner.err = fmt.Errorf("owner lock %s: %w", f.Name(), err)
+			return
+		}
+		owner.file = f
+	})
+	if owner.err != nil {
+		return "", owner.err
+	}
+	return owner.file.Name(), nil
 }
 
 // Need returns vars[key], failing t when the script printed no such line.
