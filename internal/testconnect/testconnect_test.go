@@ -165,10 +165,7 @@ func TestDebeziumPostgresE2E(t *testing.T) {
 	records := consume(t, ctx, b.Bootstrap, want)
 	lap("change events consumed")
 
-	rcl, err := sr.NewClient(sr.URLs(r.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rcl := r.Client(t)
 	d := &decoder{t: t, ctx: ctx, reg: rcl, schemas: map[int]avro.Schema{}}
 	for topic, events := range want {
 		var got []string

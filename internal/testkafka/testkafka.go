@@ -13,9 +13,13 @@
 package testkafka
 
 import (
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/tarnhq/tarn/internal/testservice"
 )
@@ -93,6 +97,23 @@ func StartRegistry(t testing.TB) *Registry {
 	}
 	t.Cleanup(r.Stop)
 	return r
+}
+
+// ClientTimeout bounds each request of Client. franz-go's default (5 s)
+// is shorter than Apicurio's first requests take on a busy 2-core machine
+// (JIT, H2 and Hibernate warming up: a first registration timed out at
+// load average 39); the tests' own contexts bound the whole.
+const ClientTimeout = time.Minute
+
+// Client returns a franz-go registry client of URL whose requests time
+// out after ClientTimeout.
+func (r *Registry) Client(t testing.TB) *sr.Client {
+	t.Helper()
+	cl, err := sr.NewClient(sr.URLs(r.URL), sr.HTTPClient(&http.Client{Timeout: ClientTimeout}))
+	if err != nil {
+		t.Fatalf("testkafka: registry client: %v", err)
+	}
+	return cl
 }
 
 // Stop stops the registry; safe to call more than once.

@@ -27,10 +27,7 @@ func TestServices(t *testing.T) {
 	b := StartBroker(t)
 	r := StartRegistry(t)
 
-	rcl, err := sr.NewClient(sr.URLs(r.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rcl := r.Client(t)
 	id, err := rcl.RegisterSchema(ctx, "t-value", sr.Schema{Schema: `"string"`, Type: sr.TypeAvro}, -1, -1)
 	if err != nil {
 		t.Fatalf("register: %v", err)
