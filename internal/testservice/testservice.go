@@ -88,33 +88,66 @@ func Run(t testing.TB, env []string, script string, args ...string) map[string]s
 var owner struct {
 	once sync.Once
 	file *os.File // held open (and locked) until the process exits
+	path string
 	err  error
 }
 
-// ownerLock returns the path of this process's owner lock, a new file in
-// os.TempDir() created and locked on the first call. The file is never
-// closed: the kernel releases the lock when the process exits, which is
-// what the watchdogs wait for (the first of them removes the file). Opened
-// close-on-exec (as os.CreateTemp always does), so the scripts and the
-// services they start never inherit it.
+// ownerLock returns the path of this process's owner lock, a file in
+// $TMPDIR/tarn-test-owners-<uid> created and locked on the first call. The
+// file is never closed: the kernel releases the lock when the process
+// exits, which is what the watchdogs wait for (the first of them removes
+// the file). Opened close-on-exec (as os.CreateTemp always does), so the
+// scripts and the services they start never inherit it. It is locked
+// under a temporary name and then renamed, so a lock file under its final
+// name that anyone can lock exclusively belongs to a process that has
+// exited; the first call removes those (left when no watchdog was
+// started, e.g. a start that found a tool missing).
 func ownerLock() (string, error) {
 	owner.once.Do(func() {
-		f, err := os.CreateTemp("", "tarn-test-owner-*.lock")
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("tarn-test-owners-%d", os.Getuid()))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			owner.err = fmt.Errorf("owner lock: %w", err)
+			return
+		}
+		pruneOwnerLocks(dir)
+		f, err := os.CreateTemp(dir, ".new-*")
 		if err != nil {
 			owner.err = fmt.Errorf("owner lock: %w", err)
 			return
 		}
+		path := filepath.Join(dir, strings.TrimPrefix(filepath.Base(f.Name()), ".new-")+".lock")
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 			f.Close()
 			owner.err = fmt.Errorf("owner lock %s: %w", f.Name(), err)
 			return
 		}
-		owner.file = f
+		if err := os.Rename(f.Name(), path); err != nil {
+			f.Close()
+			owner.err = fmt.Errorf("owner lock: %w", err)
+			return
+		}
+		owner.file, owner.path = f, path
 	})
-	if owner.err != nil {
-		return "", owner.err
+	return owner.path, owner.err
+}
+
+// pruneOwnerLocks removes the owner locks in dir whose owners have exited
+// (an exclusive lock on them succeeds). A watchdog that opened one before
+// its removal still gets its lock and stops its service; one that opens
+// it after finds none, creates it, gets the lock at once and stops its
+// service too: either way the owner is gone.
+func pruneOwnerLocks(dir string) {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.lock"))
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			_ = os.Remove(p)
+		}
+		f.Close()
 	}
-	return owner.file.Name(), nil
 }
 
 // Need returns vars[key], failing t when the script printed no such line.
