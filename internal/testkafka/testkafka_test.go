@@ -92,6 +92,7 @@ func TestServices(t *testing.T) {
 	if got := endOffset(b.Bootstrap, 4); got != 4 { // 3 records + the commit marker
 		t.Fatalf("end offset %d, want 4", got)
 	}
+	awaitTxnComplete(ctx, t, b.Bootstrap, "testkafka")
 
 	b.Kill()
 	b2 := StartBrokerAt(t, b.Dir, nil)
@@ -102,6 +103,34 @@ func TestServices(t *testing.T) {
 	if got := endOffset(b2.Bootstrap, 7); got != 7 {
 		t.Fatalf("end offset after restart %d, want 7", got)
 	}
+}
+
+// awaitTxnComplete waits until the coordinator has recorded the end of
+// txnID's last transaction (state CompleteCommit) in __transaction_state.
+// It pins a flaky end offset: the commit markers are in the partition
+// before that record is, and a broker killed in between (seen at load
+// average 39) finds the transaction in PrepareCommit when it restarts and
+// writes its markers a second time, so the end offset after the restart
+// was 8, not 7.
+func awaitTxnComplete(ctx context.Context, t *testing.T, bootstrap, txnID string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	var state string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		described, err := adm.DescribeTransactions(ctx, txnID)
+		if err != nil {
+			t.Fatalf("describe transaction %s: %v", txnID, err)
+		}
+		if state = described[txnID].State; state == "CompleteCommit" {
+			return
+		}
+	}
+	t.Fatalf("transaction %s is %q after 30 s, want CompleteCommit", txnID, state)
 }
 
 // registerConcurrently registers 8 new schemas at once, as several Kafka
