@@ -237,13 +237,7 @@ EOF
 cmd_start() {
   local out port pid t0 id heap extra
   t0=$(date +%s%3N)
-  if [[ -n ${1:-} ]]; then
-    resolve_dir "$1"
-  else
-    mkdir -p "$run_dir"
-    dir=$(mktemp -d "$run_dir/tarn-kafka-connect.XXXXXX")
-    touch "$dir/.tarn-temporary"
-  fi
+  start_dir kafka-connect "${1:-}"
   if running; then
     ready || die "a worker is running in $dir (pid $(cat "$dir/connect.pid")) but is not ready; stop it first"
     log "already running in $dir (pid $(cat "$dir/connect.pid"))"
@@ -255,13 +249,7 @@ cmd_start() {
   need "$java" "set JAVA_HOME; Kafka Connect 4 needs Java 17+"
   need curl "apt-get install curl"
 
-  port="${CONNECT_PORT:-}"
-  [[ -n $port || ! -f $dir/connect.port ]] || port=$(cat "$dir/connect.port")
-  if [[ -z $port ]] || ! port_free "$port"; then
-    [[ -z ${CONNECT_PORT:-} ]] || die "CONNECT_PORT=$CONNECT_PORT is in use"
-    port=$(free_port)
-  fi
-  echo "$port" >"$dir/connect.port"
+  port=$(pick_port CONNECT_PORT "$dir/connect.port")
   [[ -s $dir/connect.id ]] || head -c6 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/connect.id"
   id=$(cat "$dir/connect.id")
   write_config "$port" "$id" "$out/plugins"

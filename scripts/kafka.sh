@@ -208,13 +208,7 @@ EOF
 cmd_start() {
   local lib port cport pid t0 overrides=() cid heap extra jvm_opts deadline
   t0=$(date +%s%3N)
-  if [[ -n ${1:-} ]]; then
-    resolve_dir "$1"
-  else
-    mkdir -p "$run_dir"
-    dir=$(mktemp -d "$run_dir/tarn-kafka.XXXXXX")
-    touch "$dir/.tarn-temporary"
-  fi
+  start_dir kafka "${1:-}"
   if running; then
     if api_versions_ok "$(prop tarn.client.port)"; then
       log "already running in $dir (pid $(cat "$dir/kafka.pid"))"

@@ -219,13 +219,7 @@ EOF
 cmd_start() {
   local port pid t0 pwfile settings=() kv
   t0=$(date +%s%3N)
-  if [[ -n ${1:-} ]]; then
-    resolve_dir "$1"
-  else
-    mkdir -p "$run_dir"
-    dir=$(mktemp -d "$run_dir/tarn-postgres.XXXXXX")
-    touch "$dir/.tarn-temporary"
-  fi
+  start_dir postgres "${1:-}"
   bin=$(setup)
   if running; then
     ready || die "a server is running in $dir (pid $(cat "$dir/postgres.pid")) but does not answer; stop it first"
@@ -234,13 +228,7 @@ cmd_start() {
     return
   fi
 
-  port="${PG_PORT_WANTED:-}"
-  [[ -n $port || ! -f $dir/postgres.port ]] || port=$(cat "$dir/postgres.port")
-  if [[ -z $port ]] || ! port_free "$port"; then
-    [[ -z ${PG_PORT_WANTED:-} ]] || die "PG_PORT_WANTED=$PG_PORT_WANTED is in use"
-    port=$(free_port)
-  fi
-  echo "$port" >"$dir/postgres.port"
+  port=$(pick_port PG_PORT_WANTED "$dir/postgres.port")
   give_dir_to_server
 
   if [[ ! -f $dir/data/PG_VERSION ]]; then

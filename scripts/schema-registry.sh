@@ -133,13 +133,7 @@ print_vars() {
 cmd_start() {
   local app port pid t0 deadline heap extra
   t0=$(date +%s%3N)
-  if [[ -n ${1:-} ]]; then
-    resolve_dir "$1"
-  else
-    mkdir -p "$run_dir"
-    dir=$(mktemp -d "$run_dir/tarn-schema-registry.XXXXXX")
-    touch "$dir/.tarn-temporary"
-  fi
+  start_dir schema-registry "${1:-}"
   if running; then
     answers "$(port_of)" || die "a registry is running in $dir (pid $(cat "$dir/registry.pid")) but does not answer; stop it first"
     log "already running in $dir (pid $(cat "$dir/registry.pid"))"
@@ -150,13 +144,7 @@ cmd_start() {
   need "$java" "set JAVA_HOME; Java 17+"
   need curl "apt-get install curl"
 
-  port="${SCHEMA_REGISTRY_PORT:-}"
-  [[ -n $port || ! -f $dir/registry.port ]] || port=$(cat "$dir/registry.port")
-  if [[ -z $port ]] || ! port_free "$port"; then
-    [[ -z ${SCHEMA_REGISTRY_PORT:-} ]] || die "SCHEMA_REGISTRY_PORT=$SCHEMA_REGISTRY_PORT is in use"
-    port=$(free_port)
-  fi
-  echo "$port" >"$dir/registry.port"
+  port=$(pick_port SCHEMA_REGISTRY_PORT "$dir/registry.port")
   mkdir -p "$dir/h2"
 
   # -Dquarkus.*: Quarkus runtime config (host, port, datasource) overrides

@@ -88,6 +88,35 @@ port_free() {
   python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null
 }
 
+# start_dir NAME [DIR]: sets dir to DIR (created if missing), or without
+# DIR to a new temporary directory $run_dir/tarn-NAME.XXXXXX that `stop`
+# removes.
+start_dir() {
+  if [[ -n ${2:-} ]]; then
+    resolve_dir "$2"
+  else
+    mkdir -p "$run_dir"
+    dir=$(mktemp -d "$run_dir/tarn-$1.XXXXXX")
+    touch "$dir/.tarn-temporary"
+  fi
+}
+
+# pick_port WANTED_VAR PORT_FILE: prints the service's port and records it
+# in PORT_FILE: the port in the environment variable named WANTED_VAR (dies
+# when it is in use), else the one PORT_FILE recorded on an earlier start
+# if it is still free, else a free one.
+pick_port() {
+  local var=$1 file=$2 port
+  port=${!var:-}
+  [[ -n $port || ! -f $file ]] || port=$(cat "$file")
+  if [[ -z $port ]] || ! port_free "$port"; then
+    [[ -z ${!var:-} ]] || die "$var=${!var} is in use"
+    port=$(free_port)
+  fi
+  echo "$port" >"$file"
+  echo "$port"
+}
+
 # Seconds since $1 (epoch milliseconds), one decimal.
 elapsed() { local ms=$(($(date +%s%3N) - $1)); printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)); }
 
