@@ -67,7 +67,7 @@ setup() {
     echo "$out/lib"
     return
   fi
-  command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+  need mvn "apt-get install maven"
   mkdir -p "$cache/kafka"
   # Serialise concurrent first runs (e.g. parallel test packages).
   exec 9>"$cache/kafka/.lock"
@@ -208,13 +208,7 @@ EOF
 cmd_start() {
   local lib port cport pid t0 overrides=() cid heap extra jvm_opts deadline
   t0=$(date +%s%3N)
-  if [[ -n ${1:-} ]]; then
-    resolve_dir "$1"
-  else
-    mkdir -p "$run_dir"
-    dir=$(mktemp -d "$run_dir/tarn-kafka.XXXXXX")
-    touch "$dir/.tarn-temporary"
-  fi
+  start_dir kafka "${1:-}"
   if running; then
     if api_versions_ok "$(prop tarn.client.port)"; then
       log "already running in $dir (pid $(cat "$dir/kafka.pid"))"
@@ -224,7 +218,7 @@ cmd_start() {
     die "a broker is running in $dir (pid $(cat "$dir/kafka.pid")) but does not answer; stop it first"
   fi
   lib=$(setup)
-  command -v "$java" >/dev/null || die "java not found (set JAVA_HOME; Kafka 4 needs Java 17+)"
+  need "$java" "set JAVA_HOME; Kafka 4 needs Java 17+"
 
   # Ports: keep the previous ones across restarts if they are still free.
   port="${KAFKA_PORT:-}" cport=""
@@ -278,6 +272,7 @@ cmd_start() {
     "${overrides[@]}" >"$dir/kafka.out" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$dir/kafka.pid"
+  watch_owner "$here/kafka.sh"
   mkdir -p "$run_dir"
   echo "$dir" >"$current_file"
 

@@ -99,6 +99,7 @@ cmd_start() {
   setsid "$v/bin/moto_server" -H 127.0.0.1 -p "$port" >"$dir/moto.log" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$dir/moto.pid"
+  watch_owner "$here/moto.sh"
   echo "$dir" >"$current_file"
   await_ready moto "$pid" "${MOTO_START_TIMEOUT:-30}" "$dir/moto.log"
   log "ready on 127.0.0.1:$port in $(elapsed "$started")s (pid $pid)"

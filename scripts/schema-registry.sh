@@ -31,7 +31,12 @@
 #   - GET /schemas/ids/{id}/subjects is missing (use .../ids/{id}/versions);
 #   - some error codes differ (incompatible: 409 with error_code 0).
 # More in docs/e2e-services.md. The H2 file is written with WRITE_DELAY=0, so
-# registered schemas survive a kill -9 of the registry.
+# registered schemas survive a kill -9 of the registry. One database
+# connection (quarkus.datasource.jdbc.max-size=1), so requests reach H2 one
+# at a time: with Apicurio's pool, clients registering schemas at once (two
+# Kafka Connect converters) fail with HTTP 500 "Timeout trying to lock
+# table" / "Concurrent update in table SEQUENCES" (its id sequences under
+# H2's row locks), and most such requests fail, not just one.
 #
 # Env:
 #   JAVA_HOME                   Java 11+ (default: java on PATH)
@@ -66,7 +71,7 @@ setup() {
     echo "$out/quarkus-app"
     return
   fi
-  command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+  need mvn "apt-get install maven"
   mkdir -p "$cache/apicurio-registry"
   exec 9>"$cache/apicurio-registry/.lock"
   flock 9
@@ -128,13 +133,7 @@ print_vars() {
 cmd_start() {
   local app port pid t0 deadline heap extra
   t0=$(date +%s%3N)
-  if [[ -n ${1:-} ]]; then
-    resolve_dir "$1"
-  else
-    mkdir -p "$run_dir"
-    dir=$(mktemp -d "$run_dir/tarn-schema-registry.XXXXXX")
-    touch "$dir/.tarn-temporary"
-  fi
+  start_dir schema-registry "${1:-}"
   if running; then
     answers "$(port_of)" || die "a registry is running in $dir (pid $(cat "$dir/registry.pid")) but does not answer; stop it first"
     log "already running in $dir (pid $(cat "$dir/registry.pid"))"
@@ -142,15 +141,10 @@ cmd_start() {
     return
   fi
   app=$(setup)
-  command -v "$java" >/dev/null || die "java not found (set JAVA_HOME)"
+  need "$java" "set JAVA_HOME; Java 17+"
+  need curl "apt-get install curl"
 
-  port="${SCHEMA_REGISTRY_PORT:-}"
-  [[ -n $port || ! -f $dir/registry.port ]] || port=$(cat "$dir/registry.port")
-  if [[ -z $port ]] || ! port_free "$port"; then
-    [[ -z ${SCHEMA_REGISTRY_PORT:-} ]] || die "SCHEMA_REGISTRY_PORT=$SCHEMA_REGISTRY_PORT is in use"
-    port=$(free_port)
-  fi
-  echo "$port" >"$dir/registry.port"
+  port=$(pick_port SCHEMA_REGISTRY_PORT "$dir/registry.port")
   mkdir -p "$dir/h2"
 
   # -Dquarkus.*: Quarkus runtime config (host, port, datasource) overrides
@@ -160,11 +154,14 @@ cmd_start() {
   setsid nohup "$java" "${heap[@]}" -XX:+UseSerialGC \
     -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
     -Dquarkus.datasource.jdbc.url="jdbc:h2:file:$dir/h2/registry;WRITE_DELAY=0" \
+    -Dquarkus.datasource.jdbc.min-size=1 -Dquarkus.datasource.jdbc.initial-size=1 \
+    -Dquarkus.datasource.jdbc.max-size=1 \
     -Dquarkus.log.category.\"io.sentry\".level=ERROR \
     "${extra[@]}" \
     -jar "$app/quarkus-run.jar" >"$dir/registry.log" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$dir/registry.pid"
+  watch_owner "$here/schema-registry.sh"
   mkdir -p "$run_dir"
   echo "$dir" >"$current_file"
 

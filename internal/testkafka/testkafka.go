@@ -13,14 +13,15 @@
 package testkafka
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"os"
-	"os/exec"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/tarnhq/tarn/internal/testservice"
 )
 
 // Broker is a running Kafka broker.
@@ -67,12 +68,11 @@ func (b *Broker) Stop() {
 	run(b.t, nil, "kafka.sh", "stop", b.Dir)
 }
 
-// Kill kills the broker with SIGKILL (a crash), without waiting for anything.
+// Kill kills the broker with SIGKILL (a crash) and waits until its
+// process is gone (nothing else: not a clean shutdown, not its ports).
 func (b *Broker) Kill() {
 	b.t.Helper()
-	if out, err := exec.Command("kill", "-9", b.PID).CombinedOutput(); err != nil {
-		b.t.Fatalf("testkafka: kill -9 %s: %v: %s", b.PID, err, out)
-	}
+	testservice.Kill(b.t, b.PID)
 }
 
 // Registry is a running Confluent-compatible schema registry.
@@ -99,6 +99,23 @@ func StartRegistry(t testing.TB) *Registry {
 	return r
 }
 
+// ClientTimeout bounds each request of Client. franz-go's default (5 s)
+// is shorter than Apicurio's first requests take on a busy 2-core machine
+// (JIT, H2 and Hibernate warming up: a first registration timed out at
+// load average 39); the tests' own contexts bound the whole.
+const ClientTimeout = time.Minute
+
+// Client returns a franz-go registry client of URL whose requests time
+// out after ClientTimeout.
+func (r *Registry) Client(t testing.TB) *sr.Client {
+	t.Helper()
+	cl, err := sr.NewClient(sr.URLs(r.URL), sr.HTTPClient(&http.Client{Timeout: ClientTimeout}))
+	if err != nil {
+		t.Fatalf("testkafka: registry client: %v", err)
+	}
+	return cl
+}
+
 // Stop stops the registry; safe to call more than once.
 func (r *Registry) Stop() {
 	r.t.Helper()
@@ -106,52 +123,11 @@ func (r *Registry) Stop() {
 }
 
 func skipShort(t testing.TB) {
-	if testing.Short() {
-		t.Skip("testkafka: real Kafka / schema registry not started under -short")
-	}
+	t.Helper()
+	testservice.SkipShort(t, "testkafka: real Kafka / schema registry")
 }
 
-// run runs scripts/<script> args... and returns the KEY=VALUE lines it
-// printed on stdout.
 func run(t testing.TB, env []string, script string, args ...string) map[string]string {
 	t.Helper()
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatalf("testkafka: %v", err)
-	}
-	cmd := exec.Command(filepath.Join(root, "scripts", script), args...)
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("testkafka: scripts/%s %s: %v\n%s", script, strings.Join(args, " "), err, stderr.String())
-	}
-	t.Logf("testkafka: scripts/%s %s: %s", script, strings.Join(args, " "), strings.TrimSpace(stderr.String()))
-	vars := map[string]string{}
-	sc := bufio.NewScanner(&stdout)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			vars[k] = v
-		}
-	}
-	return vars
-}
-
-// repoRoot finds the directory of Tarn's go.mod above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
-			bytes.Contains(b, []byte("module github.com/tarnhq/tarn\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of github.com/tarnhq/tarn above the working directory")
-		}
-		dir = parent
-	}
+	return testservice.Run(t, env, script, args...)
 }
