@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	hamba "github.com/hamba/avro/v2"
 
@@ -293,7 +292,7 @@ func (n *leafNode) readDecimal(s *state) error {
 			return err
 		}
 	}
-	v, ok := decimalFromBytes(b)
+	v, ok := codec.DecimalFromBytes(b)
 	if !ok {
 		return outOfRange(n.path, "decimal unscaled value 0x%x is empty or wider than 128 bits", b)
 	}
@@ -303,39 +302,6 @@ func (n *leafNode) readDecimal(s *state) error {
 	s.t.PutDec(v)
 
 	return nil
-}
-
-// decimalFromBytes reads a big-endian two's-complement integer (the Avro
-// decimal encoding) into a 128-bit number; ok is false when it needs more
-// than 128 bits or is empty (Java's BigInteger refuses zero-length input
-// too).
-func decimalFromBytes(b []byte) (decimal128.Num, bool) {
-	if len(b) == 0 {
-		return decimal128.Num{}, false
-	}
-	var ext byte
-	if b[0]&0x80 != 0 {
-		ext = 0xff
-	}
-	// Bytes beyond 16 must be pure sign extension.
-	for len(b) > 16 {
-		if b[0] != ext || (b[1]&0x80 != 0) != (ext != 0) {
-			return decimal128.Num{}, false
-		}
-		b = b[1:]
-	}
-	var buf [16]byte
-	for i := range 16 - len(b) {
-		buf[i] = ext
-	}
-	copy(buf[16-len(b):], b)
-	var hi, lo uint64
-	for i := range 8 {
-		hi = hi<<8 | uint64(buf[i])
-		lo = lo<<8 | uint64(buf[8+i])
-	}
-
-	return decimal128.New(int64(hi), lo), true
 }
 
 func (n *leafNode) write(t *tape.Tape, b array.Builder) { t.Write(writeKinds[n.kind], b) }

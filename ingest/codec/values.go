@@ -3,6 +3,7 @@ package codec
 import (
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/google/uuid"
 )
 
@@ -69,4 +70,38 @@ func TimestampRangeError(path string, micros int64, what string) error {
 // DateRangeError is TimestampRangeError for a date outside DateInRange.
 func DateRangeError(path string, days int64, what string) error {
 	return FieldErrorf(path, ErrOutOfRange, "%s is %d days from 1970-01-01, outside years 1-9999", what, days)
+}
+
+// DecimalFromBytes reads a big-endian two's-complement integer, the
+// encoding of a decimal's unscaled value in Avro, Kafka Connect and
+// Debezium (Java's BigInteger.toByteArray), into a 128-bit number; ok is
+// false when it needs more than 128 bits or is empty (Java's BigInteger
+// refuses zero-length input too).
+func DecimalFromBytes(b []byte) (decimal128.Num, bool) {
+	if len(b) == 0 {
+		return decimal128.Num{}, false
+	}
+	var ext byte
+	if b[0]&0x80 != 0 {
+		ext = 0xff
+	}
+	// Bytes beyond 16 must be pure sign extension.
+	for len(b) > 16 {
+		if b[0] != ext || (b[1]&0x80 != 0) != (ext != 0) {
+			return decimal128.Num{}, false
+		}
+		b = b[1:]
+	}
+	var buf [16]byte
+	for i := range 16 - len(b) {
+		buf[i] = ext
+	}
+	copy(buf[16-len(b):], b)
+	var hi, lo uint64
+	for i := range 8 {
+		hi = hi<<8 | uint64(buf[i])
+		lo = lo<<8 | uint64(buf[8+i])
+	}
+
+	return decimal128.New(int64(hi), lo), true
 }
