@@ -224,7 +224,7 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *leafNode) wrongType(v any, want string) error {
-	return malformed(n.path, "want %s, got %s", want, jsonKind(v))
+	return malformed(n.path, "want %s, got %s", want, jsonlit.Kind(v))
 }
 
 func (n *leafNode) readDecimal(t *tape.Tape, v any) error {

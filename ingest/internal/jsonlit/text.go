@@ -2,6 +2,8 @@ package jsonlit
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/tarnhq/tarn/ingest/internal/tape"
@@ -51,4 +53,26 @@ func Base64(t *tape.Tape, s string) ([]byte, error) {
 	n, err := enc.Decode(b, []byte(s))
 
 	return b[:n], err
+}
+
+// Kind names the JSON type of a value as encoding/json parses it (with
+// UseNumber), for messages: "null", "a boolean", "a number", "a string",
+// "an array", "an object".
+func Kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+
+	return fmt.Sprintf("%T", v)
 }
