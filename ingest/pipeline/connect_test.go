@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	hamba "github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -158,4 +159,49 @@ func TestConnectJSONNeedsNoRegistry(t *testing.T) {
 	_, err = pipeline.New(cfg, pipeline.Deps{Tables: nil, OpenSource: nil})
 	require.ErrorIs(t, err, pipeline.ErrInvalidConfig, "Tables and OpenSource, not a Registry, are missing")
 	assert.NotContains(t, err.Error(), "Registry")
+}
+
+// TestAvroDebeziumTableOfAnEarlierBuild: a table made before Tarn knew
+// Debezium's names holds a MicroTimestamp as a long column. Its topic
+// keeps syncing, as before, when its schema gains a field (another
+// MicroTimestamp, which the table gains as a timestamp column), instead
+// of suspending on a long-to-timestamp change that schema evolution
+// does not allow.
+func TestAvroDebeziumTableOfAnEarlierBuild(t *testing.T) {
+	const (
+		micro = `{"type":"long","connect.version":1,"connect.name":"io.debezium.time.MicroTimestamp"}`
+		v1    = `{"type":"record","name":"Value","namespace":"s.public.t","fields":[{"name":"id","type":"int"},{"name":"ts","type":` + micro + `}]}`
+		v2    = `{"type":"record","name":"Value","namespace":"s.public.t","fields":[{"name":"id","type":"int"},{"name":"ts","type":` + micro + `},` +
+			`{"name":"seen","type":["null",` + micro + `],"default":null}]}`
+	)
+	w := newWorld(t, "legacy")
+	cfg := w.config("legacy", pipeline.FormatAvro)
+	earlier := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int32, Required: true},
+		iceberg.NestedField{ID: 2, Name: "ts", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	_, err := pipeline.EnsureTable(w.ctx, w.cat, w.wh, cfg, earlier)
+	require.NoError(t, err)
+
+	encode := func(text string, v map[string]any) []byte {
+		ss, err := w.rc.CreateSchema(w.ctx, "legacy-value", sr.Schema{Schema: text})
+		require.NoError(t, err)
+		sc, err := hamba.Parse(text)
+		require.NoError(t, err)
+		body, err := hamba.Marshal(sc, v)
+		require.NoError(t, err)
+		return confluent(t, ss.ID, nil, body)
+	}
+	w.produce("legacy", encode(v1, map[string]any{"id": 1, "ts": int64(1700000000123456)}))
+	w.produce("legacy", encode(v2, map[string]any{"id": 2, "ts": int64(5), "seen": map[string]any{"long": int64(7)}}))
+	p, stop := w.start(cfg)
+	st := w.waitNext(p, 2)
+	require.NoError(t, stop())
+	require.Empty(t, st.Errors)
+	assert.Equal(t, pipeline.StatePending, p.Status().State)
+	assert.Equal(t, []any{int64(1700000000123456), int64(5)}, w.column("legacy", "ts"), "the long column keeps its values")
+	assert.Equal(t, []any{nil, arrow.Timestamp(7)}, w.column("legacy", "seen"))
+	tbl, err := w.cat.TableIO(w.wh).LoadTable(w.ctx, table.Identifier{"ns", "legacy"})
+	require.NoError(t, err)
+	seen, _ := tbl.Schema().FindFieldByName("seen")
+	assert.Equal(t, iceberg.PrimitiveTypes.Timestamp, seen.Type)
 }
