@@ -471,13 +471,7 @@ func (n *listNode) read(s *state) error {
 }
 
 func (n *listNode) write(t *tape.Tape, b array.Builder) {
-	lb := b.(*array.ListBuilder)
-	c := t.Int()
-	lb.Append(true)
-	vb := lb.ValueBuilder()
-	for range c {
-		n.elem.write(t, vb)
-	}
+	t.WriteList(b, func(vb array.Builder) { n.elem.write(t, vb) })
 }
 
 // readBlock reads an array or map block header and returns its item count
@@ -538,15 +532,10 @@ func (n *mapNode) read(s *state) error {
 }
 
 func (n *mapNode) write(t *tape.Tape, b array.Builder) {
-	mb := b.(*array.MapBuilder)
-	c := t.Int()
-	mb.Append(true)
-	kb := mb.KeyBuilder().(*array.StringBuilder)
-	ib := mb.ItemBuilder()
-	for range c {
-		kb.BinaryBuilder.Append(t.Bytes())
+	t.WriteMap(b, func(kb, ib array.Builder) {
+		t.Write(tape.StringBytes, kb)
 		n.val.write(t, ib)
-	}
+	})
 }
 
 // variableScaleNode is Debezium's VariableScaleDecimal record {scale

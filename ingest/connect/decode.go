@@ -283,13 +283,7 @@ func (n *listNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *listNode) write(t *tape.Tape, b array.Builder) {
-	lb := b.(*array.ListBuilder)
-	c := t.Int()
-	lb.Append(true)
-	vb := lb.ValueBuilder()
-	for range c {
-		n.elem.write(t, vb)
-	}
+	t.WriteList(b, func(vb array.Builder) { n.elem.write(t, vb) })
 }
 
 // mapNode is a map: a JSON object when its keys are strings (entries
@@ -347,14 +341,10 @@ func (n *mapNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *mapNode) write(t *tape.Tape, b array.Builder) {
-	mb := b.(*array.MapBuilder)
-	c := t.Int()
-	mb.Append(true)
-	kb, ib := mb.KeyBuilder(), mb.ItemBuilder()
-	for range c {
+	t.WriteMap(b, func(kb, ib array.Builder) {
 		n.key.write(t, kb)
 		n.val.write(t, ib)
-	}
+	})
 }
 
 // compile builds the node of writer schema w into a target column of

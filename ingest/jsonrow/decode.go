@@ -446,13 +446,7 @@ func (n *listNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *listNode) write(t *tape.Tape, b array.Builder) {
-	lb := b.(*array.ListBuilder)
-	c := t.Int()
-	lb.Append(true)
-	vb := lb.ValueBuilder()
-	for range c {
-		n.elem.write(t, vb)
-	}
+	t.WriteList(b, func(vb array.Builder) { n.elem.write(t, vb) })
 }
 
 // mapNode is an Iceberg map<string, V> filled from a JSON object. The tape
@@ -480,15 +474,10 @@ func (n *mapNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *mapNode) write(t *tape.Tape, b array.Builder) {
-	mb := b.(*array.MapBuilder)
-	c := t.Int()
-	mb.Append(true)
-	kb := mb.KeyBuilder().(*array.StringBuilder)
-	ib := mb.ItemBuilder()
-	for range c {
-		kb.Append(t.Str())
+	t.WriteMap(b, func(kb, ib array.Builder) {
+		t.Write(tape.String, kb)
 		n.val.write(t, ib)
-	}
+	})
 }
 
 // compiler builds a plan; jsonText holds the WithJSONText paths and
