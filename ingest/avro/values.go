@@ -287,12 +287,9 @@ func (n *leafNode) readDecimal(s *state) error {
 			return err
 		}
 	}
-	v, ok := codec.DecimalFromBytes(b)
-	if !ok {
-		return outOfRange(n.path, "decimal unscaled value 0x%x is empty or wider than 128 bits", b)
-	}
-	if !v.FitsInPrecision(n.prec) {
-		return outOfRange(n.path, "decimal %s overflows decimal(%d,%d)", v.ToString(n.scale), n.prec, n.scale)
+	v, err := codec.UnscaledDecimal(b, n.prec, n.scale, n.path)
+	if err != nil {
+		return err
 	}
 	s.t.PutDec(v)
 

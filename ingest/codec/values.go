@@ -105,3 +105,19 @@ func DecimalFromBytes(b []byte) (decimal128.Num, bool) {
 
 	return decimal128.New(int64(hi), lo), true
 }
+
+// UnscaledDecimal reads b (as DecimalFromBytes does) as the unscaled
+// value of a decimal(prec, scale) column. Errors: a *FieldError at path
+// wrapping ErrOutOfRange when b is empty, needs more than 128 bits, or
+// has more than prec digits.
+func UnscaledDecimal(b []byte, prec, scale int32, path string) (decimal128.Num, error) {
+	v, ok := DecimalFromBytes(b)
+	if !ok {
+		return v, FieldErrorf(path, ErrOutOfRange, "decimal unscaled value 0x%x is empty or wider than 128 bits", b)
+	}
+	if !v.FitsInPrecision(prec) {
+		return v, FieldErrorf(path, ErrOutOfRange, "decimal %s overflows decimal(%d,%d)", v.ToString(scale), prec, scale)
+	}
+
+	return v, nil
+}

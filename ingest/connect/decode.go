@@ -421,6 +421,7 @@ type leafNode struct {
 	path  string
 	kind  leafKind
 	sem   Kind
+	base  Type      // the writer's type
 	out   tape.Kind // the column's builder
 	min   int64     // kInt, kIntToLong: the writer type's range
 	max   int64
@@ -429,7 +430,10 @@ type leafNode struct {
 }
 
 func compileLeaf(w *Schema, sem Semantic, tt iceberg.Type, path string) (node, error) {
-	n := &leafNode{path: path, sem: sem.Kind, min: math.MinInt64, max: math.MaxInt64}
+	n := &leafNode{path: path, sem: sem.Kind, base: w.Type, min: math.MinInt64, max: math.MaxInt64}
+	if w.Type == Int32 {
+		n.min, n.max = math.MinInt32, math.MaxInt32
+	}
 	switch sem.Kind {
 	case Date:
 		n.kind, n.out = kSemInt, tape.Date32
@@ -555,19 +559,7 @@ func (n *leafNode) wrongType(v any, want string) error {
 
 // integer reads an integral JSON number within [n.min, n.max].
 func (n *leafNode) integer(v any) (int64, error) {
-	num, ok := v.(json.Number)
-	if !ok {
-		return 0, n.wrongType(v, "an integer")
-	}
-	i, err := jsonlit.Int(string(num))
-	switch {
-	case errors.Is(err, jsonlit.ErrFraction):
-		return 0, outOfRange(n.path, "%s is not an integer", num)
-	case err != nil || i < n.min || i > n.max:
-		return 0, outOfRange(n.path, "%s overflows its type (%d to %d)", num, n.min, n.max)
-	}
-
-	return i, nil
+	return jsonlit.Integer(v, n.min, n.max, "an "+string(n.base), n.path)
 }
 
 // float reads a JSON number, or the text Jackson writes for NaN and the
@@ -632,12 +624,9 @@ func (n *leafNode) readDecimal(t *tape.Tape, v any) error {
 	if err != nil {
 		return err
 	}
-	d, ok := codec.DecimalFromBytes(b)
-	if !ok {
-		return outOfRange(n.path, "decimal unscaled value 0x%x is empty or wider than 128 bits", b)
-	}
-	if !d.FitsInPrecision(n.prec) {
-		return outOfRange(n.path, "decimal %s overflows decimal(%d,%d)", d.ToString(n.scale), n.prec, n.scale)
+	d, err := codec.UnscaledDecimal(b, n.prec, n.scale, n.path)
+	if err != nil {
+		return err
 	}
 	t.PutDec(d)
 

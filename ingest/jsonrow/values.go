@@ -130,18 +130,13 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 		}
 		t.PutBool(b)
 	case kInt, kLong:
-		num, ok := v.(json.Number)
-		if !ok {
-			return n.wrongType(v, "an integer")
+		min, max, what := int64(math.MinInt64), int64(math.MaxInt64), "a long"
+		if n.kind == kInt {
+			min, max, what = math.MinInt32, math.MaxInt32, "an int"
 		}
-		i, err := jsonlit.Int(string(num))
-		switch {
-		case errors.Is(err, jsonlit.ErrFraction):
-			return outOfRange(n.path, "%s is not an integer", num)
-		case err != nil:
-			return outOfRange(n.path, "%s overflows a long", num)
-		case n.kind == kInt && (i < math.MinInt32 || i > math.MaxInt32):
-			return outOfRange(n.path, "%s overflows an int", num)
+		i, err := jsonlit.Integer(v, min, max, what, n.path)
+		if err != nil {
+			return err
 		}
 		t.PutInt(i)
 	case kFloat, kDouble:

@@ -6,11 +6,14 @@
 package jsonlit
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/tarnhq/tarn/ingest/codec"
 )
 
 var (
@@ -164,4 +167,25 @@ func Decimal(lit string, prec, scale int32) (decimal128.Num, error) {
 	}
 
 	return n, nil
+}
+
+// Integer reads v, a JSON value as encoding/json parses it with
+// UseNumber, as an integer of the type named what ("an int", "a long",
+// "an int8"), within [min, max]. Errors are *codec.FieldError at path
+// wrapping codec.ErrMalformed when v is not a number, and
+// codec.ErrOutOfRange for a fraction or a value outside the range.
+func Integer(v any, min, max int64, what, path string) (int64, error) {
+	num, ok := v.(json.Number)
+	if !ok {
+		return 0, codec.FieldErrorf(path, codec.ErrMalformed, "want an integer, got %s", Kind(v))
+	}
+	i, err := Int(string(num))
+	switch {
+	case errors.Is(err, ErrFraction):
+		return 0, codec.FieldErrorf(path, codec.ErrOutOfRange, "%s is not an integer", num)
+	case err != nil || i < min || i > max:
+		return 0, codec.FieldErrorf(path, codec.ErrOutOfRange, "%s overflows %s", num, what)
+	}
+
+	return i, nil
 }
