@@ -6,8 +6,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/internal/connecttest"
+	"github.com/tarnhq/tarn/internal/testpython"
 	"github.com/tarnhq/tarn/internal/testserver"
 )
 
@@ -38,7 +37,7 @@ func TestE2EConnectTypesInEngines(t *testing.T) {
 	if os.Getenv("TARN_E2E") != "1" {
 		t.Skip("set TARN_E2E=1 to read the tables with pyiceberg and DuckDB (scripts/setup-python.sh)")
 	}
-	python := venvPython(t)
+	python := testpython.Python(t)
 	srv := testserver.Start(t)
 	w := newWorld(t, "types-json", "types-avro")
 	w.cat, w.wh = srv.Catalog, srv.Warehouse
@@ -84,24 +83,11 @@ func TestE2EConnectTypesInEngines(t *testing.T) {
 	}
 }
 
-// venvPython returns the python of scripts/setup-python.sh's venv
-// (pyiceberg, DuckDB and its iceberg extension; cached in
-// $HOME/.cache/tarn).
-func venvPython(t *testing.T) string {
-	t.Helper()
-	cmd := exec.Command(filepath.Join("..", "..", "scripts", "setup-python.sh"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "scripts/setup-python.sh")
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return filepath.Join(lines[len(lines)-1], "bin", "python")
-}
-
 // readRows runs scripts/read-rows.py: the rows of table ident as each
 // engine reads them, in canonical JSON.
 func readRows(t *testing.T, python, uri, ident, order string) map[string][]map[string]any {
 	t.Helper()
-	out, err := exec.Command(python, filepath.Join("..", "..", "scripts", "read-rows.py"), uri, ident, order).Output()
+	out, err := exec.Command(python, testpython.Script("read-rows.py"), uri, ident, order).Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		t.Fatalf("read-rows.py: %v\n%s", err, ee.Stderr)

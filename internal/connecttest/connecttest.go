@@ -18,6 +18,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/internal/arrowtest"
 )
 
 // Dir is the absolute path of testdata/connect.
@@ -185,4 +189,21 @@ func TypeString(t iceberg.Type) string {
 	}
 
 	return t.String()
+}
+
+// Check compares a schema that ToIceberg mapped from the fixture schema,
+// and the record its decoder made of the two fixture rows, with Columns:
+// each column's name, type, requiredness and values.
+func Check(t *testing.T, sc *iceberg.Schema, rec arrow.RecordBatch) {
+	t.Helper()
+	require.Len(t, sc.Fields(), len(Columns))
+	for i, c := range Columns {
+		t.Run(c.Name, func(t *testing.T) {
+			f := sc.Fields()[i]
+			assert.Equal(t, c.Name, f.Name)
+			assert.Equal(t, c.Type, TypeString(f.Type))
+			assert.Equal(t, c.Required, f.Required)
+			assert.Equal(t, c.Rows[:], arrowtest.Column(rec, c.Name))
+		})
+	}
 }
