@@ -29,6 +29,7 @@ import (
 	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/internal/testkafka"
+	"github.com/tarnhq/tarn/internal/testpython"
 )
 
 const (
@@ -388,15 +389,7 @@ func readTableWithEngines(t *testing.T, python string, tarn *tarnProc, ident str
 
 // setupPython returns the venv python of scripts/setup-python.sh
 // (pyiceberg, DuckDB and its iceberg extension; cached in $HOME/.cache/tarn).
-func setupPython(t *testing.T) string {
-	t.Helper()
-	cmd := exec.Command(filepath.Join("..", "..", "scripts", "setup-python.sh"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "scripts/setup-python.sh")
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return filepath.Join(lines[len(lines)-1], "bin", "python")
-}
+func setupPython(t *testing.T) string { return testpython.Python(t) }
 
 // loadAnswers reads answers.json's flights-3m.parquet first_200000.
 func loadAnswers(t *testing.T, path string) demo.Totals {

@@ -95,7 +95,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Table, "table", "", "Iceberg table, namespace.name (created; required)")
-	f.StringVar(&cfg.Format, "format", "", "auto (default), avro, protobuf, json-schema, json or raw")
+	f.StringVar(&cfg.Format, "format", "", "auto (default), avro, protobuf, json-schema, json, connect-json or raw")
 	f.StringVar(&cfg.ErrorMode, "error-mode", "", "suspend (default), skip or dlq")
 	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp); "" or [] alone: unpartitioned)`)
 	f.Int64Var(&cfg.TargetLagMs, "target-lag-ms", 0, "freshness target in ms (default 10000, at least 1000)")

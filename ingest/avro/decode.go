@@ -11,6 +11,7 @@ import (
 	hamba "github.com/hamba/avro/v2"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/connect"
 	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
@@ -44,8 +45,11 @@ import (
 // builders; the write pass cannot fail. So an error never leaves a partial
 // row, and no builder rollback is needed.
 //
-// Values: timestamps and times in microseconds (millis are scaled), dates
-// in days since the epoch, decimals as decimal128 at the column's scale,
+// Values: timestamps and times in microseconds (millis are scaled, nanos
+// truncated), dates in days since the epoch, decimals as decimal128 at the
+// column's scale, Connect's and Debezium's semantic types as
+// ingest/connect converts them (a ZonedTimestamp's text to its instant, a
+// VariableScaleDecimal to its exact text),
 // uuids as arrow-go's uuid extension type (16 bytes, as iceberg-go maps
 // uuid; a uuid on fixed(16) is its bytes as written), maps as Arrow
 // map<string, V>.
@@ -280,6 +284,17 @@ func compile(w hamba.Schema, tt iceberg.Type, required bool, path string) (node,
 	case *hamba.UnionSchema:
 		return compileUnion(w, tt, required, path)
 	case *hamba.RecordSchema:
+		sem, err := semanticFor(w, tt, path)
+		if err != nil {
+			return nil, err
+		}
+		if sem.Kind == connect.VariableScaleDecimal {
+			if !tt.Equals(iceberg.PrimitiveTypes.String) {
+				return nil, incompatible(path, "writer %s (a string column), table %s", connect.NameVariableScaleDecimal, tt)
+			}
+
+			return newVariableScaleNode(w, path), nil
+		}
 		st, ok := tt.(*iceberg.StructType)
 		if !ok {
 			return nil, incompatible(path, "writer record %s, table %s", w.FullName(), tt)
@@ -456,13 +471,7 @@ func (n *listNode) read(s *state) error {
 }
 
 func (n *listNode) write(t *tape.Tape, b array.Builder) {
-	lb := b.(*array.ListBuilder)
-	c := t.Int()
-	lb.Append(true)
-	vb := lb.ValueBuilder()
-	for range c {
-		n.elem.write(t, vb)
-	}
+	t.WriteList(b, func(vb array.Builder) { n.elem.write(t, vb) })
 }
 
 // readBlock reads an array or map block header and returns its item count
@@ -523,15 +532,50 @@ func (n *mapNode) read(s *state) error {
 }
 
 func (n *mapNode) write(t *tape.Tape, b array.Builder) {
-	mb := b.(*array.MapBuilder)
-	c := t.Int()
-	mb.Append(true)
-	kb := mb.KeyBuilder().(*array.StringBuilder)
-	ib := mb.ItemBuilder()
-	for range c {
-		kb.BinaryBuilder.Append(t.Bytes())
+	t.WriteMap(b, func(kb, ib array.Builder) {
+		t.Write(tape.StringBytes, kb)
 		n.val.write(t, ib)
-	}
+	})
 }
+
+// variableScaleNode is Debezium's VariableScaleDecimal record {scale
+// int, value bytes} (fields in the writer's order) written to a string
+// column as the exact number (connect.VariableScaleDecimalText).
+type variableScaleNode struct {
+	path       string
+	scaleFirst bool
+}
+
+func newVariableScaleNode(w *hamba.RecordSchema, path string) *variableScaleNode {
+	return &variableScaleNode{path: path, scaleFirst: w.Fields()[0].Name() == "scale"}
+}
+
+func (n *variableScaleNode) read(s *state) error {
+	var scale int64
+	var value []byte
+	for i := range 2 {
+		if (i == 0) == n.scaleFirst {
+			scale = int64(s.r.ReadInt())
+			if err := readErr(s, codec.JoinPath(n.path, "scale")); err != nil {
+				return err
+			}
+
+			continue
+		}
+		var err error
+		if value, err = readBytes(s, codec.JoinPath(n.path, "value")); err != nil {
+			return err
+		}
+	}
+	text, err := connect.VariableScaleDecimalText(scale, value, n.path)
+	if err != nil {
+		return err
+	}
+	s.t.PutStr(text)
+
+	return nil
+}
+
+func (n *variableScaleNode) write(t *tape.Tape, b array.Builder) { t.Write(tape.String, b) }
 
 var _ codec.Decoder = (*Decoder)(nil)

@@ -12,6 +12,11 @@
 //     pair; records, unions, lists and maps, and the two-pass Append that
 //     never leaves a partial row.
 //   - values.go: the leaf conversions (logical types, decimals, uuids).
+//   - connect.go: Kafka Connect's and Debezium's semantic types, named by
+//     the connect.name and connect.parameters properties Connect's Avro
+//     converters write (their mapping and value conversions are
+//     ingest/connect's), and the columns of tables made before Tarn knew
+//     them, which keep their base types.
 //   - errors.go: sentinels and [FieldError].
 //
 // Binary decoding uses hamba/avro's Reader; the Iceberg → Arrow schema

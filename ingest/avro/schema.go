@@ -33,18 +33,44 @@ import (
 // the same numbering a new table gets; they only identify fields within this
 // schema: a pipeline matches them to a table's IDs by name path.
 //
+// Kafka Connect's and Debezium's semantic types, which a Connect
+// converter (Confluent's or Apicurio's AvroData) names in connect.name
+// and connect.parameters properties, map as ingest/connect's Of says: a
+// long with connect.name io.debezium.time.MicroTimestamp is a timestamp,
+// a string io.debezium.time.ZonedTimestamp a timestamptz, a record
+// io.debezium.data.VariableScaleDecimal a string, an
+// org.apache.kafka.connect.data.Decimal a decimal of its
+// connect.decimal.precision (38 when absent or larger: AvroData's
+// placeholder precision 64 is not refused), and so on.
+//
 // Errors are *FieldError wrapping ErrNotRecord (the top level is not a
 // record), ErrRecursive (a record contains itself) or ErrUnsupported
 // (null-only union, record without fields, fixed(0), decimal precision
-// above 38, clashing union branch names).
-func ToIceberg(s hamba.Schema) (*iceberg.Schema, error) {
+// above 38, a Connect Decimal's scale outside 0 to 38, clashing union
+// branch names).
+func ToIceberg(s hamba.Schema) (*iceberg.Schema, error) { return ToIcebergFor(s, nil) }
+
+// ToIcebergFor is ToIceberg for values bound for table (nil: a new one):
+// a field of a Connect or Debezium semantic type whose column in table
+// has the type earlier builds mapped it to (its base type: long for a
+// MicroTimestamp, string for a ZonedTimestamp, a struct for a
+// VariableScaleDecimal) keeps that type, as NewDecoder decodes it, so
+// that such a table keeps its columns (and evolves as before) instead of
+// suspending on a change of type Iceberg does not allow. Errors are
+// ToIceberg's.
+func ToIcebergFor(s hamba.Schema, table *iceberg.Schema) (*iceberg.Schema, error) {
 	rec, ok := deref(s).(*hamba.RecordSchema)
 	if !ok {
 		return nil, &FieldError{Err: fmt.Errorf("%w: %s", ErrNotRecord, s.Type())}
 	}
 
 	var m mapper
-	st, err := m.record(rec, "")
+	var target *iceberg.StructType
+	if table != nil {
+		st := table.AsStruct()
+		target = &st
+	}
+	st, err := m.record(rec, "", target)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +101,9 @@ type mapper struct {
 	open []string
 }
 
-func (m *mapper) record(rec *hamba.RecordSchema, path string) (*iceberg.StructType, error) {
+// record maps rec; target is its column's struct in a table (nil if
+// none), whose fields' types semanticFor checks.
+func (m *mapper) record(rec *hamba.RecordSchema, path string, target *iceberg.StructType) (*iceberg.StructType, error) {
 	if slices.Contains(m.open, rec.FullName()) {
 		return nil, &FieldError{Path: path, Err: fmt.Errorf("%w: %s contains itself", ErrRecursive, rec.FullName())}
 	}
@@ -90,7 +118,7 @@ func (m *mapper) record(rec *hamba.RecordSchema, path string) (*iceberg.StructTy
 	fields := make([]iceberg.NestedField, 0, len(rec.Fields()))
 	for _, f := range rec.Fields() {
 		fp := codec.JoinPath(path, f.Name())
-		t, optional, err := m.typeOf(f.Type(), fp)
+		t, optional, err := m.typeOf(f.Type(), fp, fieldType(target, f.Name()))
 		if err != nil {
 			return nil, err
 		}
@@ -101,22 +129,39 @@ func (m *mapper) record(rec *hamba.RecordSchema, path string) (*iceberg.StructTy
 }
 
 // typeOf returns the Iceberg type of s and whether its values may be null
-// (only a union with a null branch can be).
-func (m *mapper) typeOf(s hamba.Schema, path string) (iceberg.Type, bool, error) {
+// (only a union with a null branch can be); tt is the type of its column
+// in a table, or nil.
+func (m *mapper) typeOf(s hamba.Schema, path string, tt iceberg.Type) (iceberg.Type, bool, error) {
 	switch s := deref(s).(type) {
 	case *hamba.RecordSchema:
-		t, err := m.record(s, path)
+		sem, err := semanticFor(s, tt, path)
+		if err != nil {
+			return nil, false, err
+		}
+		if t := sem.IcebergType(); t != nil {
+			return t, false, nil
+		}
+		st, _ := tt.(*iceberg.StructType)
+		t, err := m.record(s, path, st)
 
 		return t, false, err
 	case *hamba.ArraySchema:
-		elem, optional, err := m.typeOf(s.Items(), codec.JoinPath(path, "element"))
+		var et iceberg.Type
+		if lt, ok := tt.(*iceberg.ListType); ok {
+			et = lt.Element
+		}
+		elem, optional, err := m.typeOf(s.Items(), codec.JoinPath(path, "element"), et)
 		if err != nil {
 			return nil, false, err
 		}
 
 		return &iceberg.ListType{Element: elem, ElementRequired: !optional}, false, nil
 	case *hamba.MapSchema:
-		val, optional, err := m.typeOf(s.Values(), codec.JoinPath(path, "value"))
+		var vt iceberg.Type
+		if mt, ok := tt.(*iceberg.MapType); ok {
+			vt = mt.ValueType
+		}
+		val, optional, err := m.typeOf(s.Values(), codec.JoinPath(path, "value"), vt)
 		if err != nil {
 			return nil, false, err
 		}
@@ -128,13 +173,14 @@ func (m *mapper) typeOf(s hamba.Schema, path string) (iceberg.Type, bool, error)
 			return nil, false, err
 		}
 		if u.plain() {
-			t, _, err := m.typeOf(u.branches[0].schema, path)
+			t, _, err := m.typeOf(u.branches[0].schema, path, tt)
 
 			return t, u.null >= 0, err
 		}
+		st, _ := tt.(*iceberg.StructType)
 		fields := make([]iceberg.NestedField, 0, len(u.branches))
 		for _, b := range u.branches {
-			t, _, err := m.typeOf(b.schema, codec.JoinPath(path, b.name))
+			t, _, err := m.typeOf(b.schema, codec.JoinPath(path, b.name), fieldType(st, b.name))
 			if err != nil {
 				return nil, false, err
 			}
@@ -143,14 +189,30 @@ func (m *mapper) typeOf(s hamba.Schema, path string) (iceberg.Type, bool, error)
 
 		return &iceberg.StructType{FieldList: fields}, u.null >= 0, nil
 	default:
-		t, err := primitiveOf(s, path)
+		t, _, err := leafType(s, tt, path)
 
 		return t, false, err
 	}
 }
 
+// fieldType is the type of st's field name; nil when st is nil or has
+// no such field.
+func fieldType(st *iceberg.StructType, name string) iceberg.Type {
+	if st == nil {
+		return nil
+	}
+	for _, f := range st.FieldList {
+		if f.Name == name {
+			return f.Type
+		}
+	}
+
+	return nil
+}
+
 // primitiveOf maps a non-container Avro schema (primitive, enum, fixed,
-// with or without a logical type) to its Iceberg primitive type.
+// with or without a logical type) to its Iceberg primitive type, without
+// Connect's semantic types (leafType adds them).
 func primitiveOf(s hamba.Schema, path string) (iceberg.Type, error) {
 	switch s := deref(s).(type) {
 	case *hamba.EnumSchema:

@@ -1,16 +1,14 @@
 package avro
 
 import (
-	"fmt"
-	"math"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	hamba "github.com/hamba/avro/v2"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/connect"
 	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
@@ -18,69 +16,66 @@ import (
 type leafKind uint8
 
 const (
-	kBool            leafKind = iota // boolean → Boolean
-	kInt                             // int → Int32
-	kIntToLong                       // int → Int64 (int → long promotion)
-	kLong                            // long → Int64
-	kFloat                           // float → Float32
-	kFloatToDouble                   // float → Float64 (float → double promotion)
-	kDouble                          // double → Float64
-	kString                          // string → String (UTF-8 checked)
-	kBytes                           // bytes → Binary
-	kEnum                            // enum index → String (the symbol)
-	kFixed                           // fixed(n) → FixedSizeBinary(n)
-	kUUID                            // string (uuid) → uuid extension (16 bytes)
-	kUUIDFixed                       // fixed(16) (uuid) → uuid extension
-	kDecimalBytes                    // bytes (decimal) → Decimal128
-	kDecimalFixed                    // fixed (decimal) → Decimal128
-	kDate                            // int (date, days) → Date32
-	kTimeMillis                      // int (time-millis) → Time64 µs
-	kTimeMicros                      // long (time-micros) → Time64 µs
-	kTimestampMillis                 // long ((local-)timestamp-millis) → Timestamp µs
-	kTimestampMicros                 // long ((local-)timestamp-micros) → Timestamp µs
+	kBool          leafKind = iota // boolean → Boolean
+	kInt                           // int → Int32
+	kIntToLong                     // int → Int64 (int → long promotion)
+	kLong                          // long → Int64
+	kFloat                         // float → Float32
+	kFloatToDouble                 // float → Float64 (float → double promotion)
+	kDouble                        // double → Float64
+	kString                        // string → String (UTF-8 checked)
+	kBytes                         // bytes → Binary
+	kEnum                          // enum index → String (the symbol)
+	kFixed                         // fixed(n) → FixedSizeBinary(n)
+	kUUID                          // string (uuid, io.debezium.data.Uuid) → uuid extension (16 bytes)
+	kUUIDFixed                     // fixed(16) (uuid) → uuid extension
+	kDecimalBytes                  // bytes (decimal, Connect Decimal) → Decimal128
+	kDecimalFixed                  // fixed (decimal) → Decimal128
+	// kIntTemporal: int (date, time-millis; Connect's Date and Time,
+	// Debezium's Date and Time) → Date32 or Time64, by conv.
+	kIntTemporal
+	// kLongTemporal: long (time-micros, (local-)timestamp-millis/micros;
+	// Connect's Timestamp, Debezium's MicroTime, NanoTime, Timestamp,
+	// MicroTimestamp, NanoTimestamp) → Time64 or Timestamp, by conv.
+	kLongTemporal
+	// kZoned: string (Debezium's ZonedTimestamp, ZonedTime) → Timestamp
+	// or Time64, by conv.
+	kZoned
 )
-
-// writeKinds maps each conversion to the Arrow builder its column has.
-var writeKinds = [...]tape.Kind{
-	kBool:            tape.Bool,
-	kInt:             tape.Int32,
-	kIntToLong:       tape.Int64,
-	kLong:            tape.Int64,
-	kFloat:           tape.Float32,
-	kFloatToDouble:   tape.Float64,
-	kDouble:          tape.Float64,
-	kString:          tape.StringBytes,
-	kBytes:           tape.Binary,
-	kEnum:            tape.StringBytes,
-	kFixed:           tape.FixedBinary,
-	kUUID:            tape.UUID,
-	kUUIDFixed:       tape.UUID,
-	kDecimalBytes:    tape.Decimal128,
-	kDecimalFixed:    tape.Decimal128,
-	kDate:            tape.Date32,
-	kTimeMillis:      tape.Time64,
-	kTimeMicros:      tape.Time64,
-	kTimestampMillis: tape.Timestamp,
-	kTimestampMicros: tape.Timestamp,
-}
-
-// microsPerDay bounds an Iceberg time: microseconds since midnight.
-const microsPerDay = 86_400_000_000
 
 // leafNode reads one primitive, enum or fixed value.
 type leafNode struct {
 	path    string
 	kind    leafKind
-	size    int      // kFixed, kDecimalFixed: bytes per value
-	prec    int32    // kDecimal*: the target column's precision
-	scale   int32    // kDecimal*: the column's scale, for messages
-	symbols [][]byte // kEnum
+	out     tape.Kind    // the column's builder
+	conv    connect.Kind // k*Temporal, kZoned: the unit and range of the value
+	size    int          // kFixed, kDecimalFixed: bytes per value
+	prec    int32        // kDecimal*: the target column's precision
+	scale   int32        // kDecimal*: the column's scale, for messages
+	symbols [][]byte     // kEnum
+}
+
+// temporal is the conversion of an Avro logical type (a connect.Kind of
+// the same unit and range: timestamp-micros converts as
+// LocalTimestampMicros does; the column's type comes from the logical
+// type) and the builder of its column.
+var temporal = map[hamba.LogicalType]struct {
+	conv connect.Kind
+	out  tape.Kind
+}{
+	hamba.Date:                 {connect.Date, tape.Date32},
+	hamba.TimeMillis:           {connect.TimeMillis, tape.Time64},
+	hamba.TimeMicros:           {connect.TimeMicros, tape.Time64},
+	hamba.TimestampMillis:      {connect.TimestampMillis, tape.Timestamp},
+	hamba.LocalTimestampMillis: {connect.LocalTimestampMillis, tape.Timestamp},
+	hamba.TimestampMicros:      {connect.LocalTimestampMicros, tape.Timestamp},
+	hamba.LocalTimestampMicros: {connect.LocalTimestampMicros, tape.Timestamp},
 }
 
 // compileLeaf picks the conversion for writer schema w into a column of
 // type tt, refusing pairs Iceberg evolution does not allow.
 func compileLeaf(w hamba.Schema, tt iceberg.Type, path string) (node, error) {
-	wt, err := primitiveOf(w, path)
+	wt, sem, err := leafType(w, tt, path)
 	if err != nil {
 		return nil, err
 	}
@@ -91,70 +86,92 @@ func compileLeaf(w hamba.Schema, tt iceberg.Type, path string) (node, error) {
 	if d, ok := tt.(iceberg.DecimalType); ok {
 		n.prec, n.scale = int32(d.Precision()), int32(d.Scale())
 	}
+	if sem.Kind != connect.Plain {
+		compileSemantic(n, sem.Kind)
+
+		return n, nil
+	}
 
 	switch w := deref(w).(type) {
 	case *hamba.EnumSchema:
-		n.kind = kEnum
+		n.kind, n.out = kEnum, tape.StringBytes
 		for _, s := range w.Symbols() {
 			n.symbols = append(n.symbols, []byte(s))
 		}
 	case *hamba.FixedSchema:
 		n.size = w.Size()
-		n.kind = kFixed
+		n.kind, n.out = kFixed, tape.FixedBinary
 		if _, ok := w.Logical().(*hamba.DecimalLogicalSchema); ok {
-			n.kind = kDecimalFixed
+			n.kind, n.out = kDecimalFixed, tape.Decimal128
 		}
 		if isUUIDFixed(w) {
-			n.kind = kUUIDFixed
+			n.kind, n.out = kUUIDFixed, tape.UUID
 		}
 	case *hamba.PrimitiveSchema:
 		lt := logicalOf(w)
+		if c, ok := temporal[lt]; ok {
+			n.kind, n.conv, n.out = kLongTemporal, c.conv, c.out
+			if w.Type() == hamba.Int {
+				n.kind = kIntTemporal
+			}
+
+			return n, nil
+		}
 		switch w.Type() {
 		case hamba.Boolean:
-			n.kind = kBool
+			n.kind, n.out = kBool, tape.Bool
 		case hamba.Int:
-			switch {
-			case lt == hamba.Date:
-				n.kind = kDate
-			case lt == hamba.TimeMillis:
-				n.kind = kTimeMillis
-			case tt.Equals(iceberg.PrimitiveTypes.Int64):
-				n.kind = kIntToLong
-			default:
-				n.kind = kInt
+			n.kind, n.out = kInt, tape.Int32
+			if tt.Equals(iceberg.PrimitiveTypes.Int64) {
+				n.kind, n.out = kIntToLong, tape.Int64
 			}
 		case hamba.Long:
-			switch lt {
-			case hamba.TimeMicros:
-				n.kind = kTimeMicros
-			case hamba.TimestampMillis, hamba.LocalTimestampMillis:
-				n.kind = kTimestampMillis
-			case hamba.TimestampMicros, hamba.LocalTimestampMicros:
-				n.kind = kTimestampMicros
-			default:
-				n.kind = kLong
-			}
+			n.kind, n.out = kLong, tape.Int64
 		case hamba.Float:
-			n.kind = kFloat
+			n.kind, n.out = kFloat, tape.Float32
 			if tt.Equals(iceberg.PrimitiveTypes.Float64) {
-				n.kind = kFloatToDouble
+				n.kind, n.out = kFloatToDouble, tape.Float64
 			}
 		case hamba.Double:
-			n.kind = kDouble
+			n.kind, n.out = kDouble, tape.Float64
 		case hamba.String:
-			n.kind = kString
+			n.kind, n.out = kString, tape.StringBytes
 			if lt == hamba.UUID {
-				n.kind = kUUID
+				n.kind, n.out = kUUID, tape.UUID
 			}
 		case hamba.Bytes:
-			n.kind = kBytes
+			n.kind, n.out = kBytes, tape.Binary
 			if _, ok := w.Logical().(*hamba.DecimalLogicalSchema); ok {
-				n.kind = kDecimalBytes
+				n.kind, n.out = kDecimalBytes, tape.Decimal128
 			}
 		}
 	}
 
 	return n, nil
+}
+
+// compileSemantic sets n's conversion for a Connect or Debezium semantic
+// type (connectSemantic) on a primitive.
+func compileSemantic(n *leafNode, k connect.Kind) {
+	n.conv = k
+	switch k {
+	case connect.Date:
+		n.kind, n.out = kIntTemporal, tape.Date32
+	case connect.TimeMillis:
+		n.kind, n.out = kIntTemporal, tape.Time64
+	case connect.TimeMicros, connect.TimeNanos:
+		n.kind, n.out = kLongTemporal, tape.Time64
+	case connect.TimestampMillis, connect.LocalTimestampMillis, connect.LocalTimestampMicros, connect.LocalTimestampNanos:
+		n.kind, n.out = kLongTemporal, tape.Timestamp
+	case connect.ZonedTimestamp:
+		n.kind, n.out = kZoned, tape.Timestamp
+	case connect.ZonedTime:
+		n.kind, n.out = kZoned, tape.Time64
+	case connect.Decimal:
+		n.kind, n.out = kDecimalBytes, tape.Decimal128
+	case connect.UUID:
+		n.kind, n.out = kUUID, tape.UUID
+	}
 }
 
 func (n *leafNode) read(s *state) error {
@@ -164,56 +181,33 @@ func (n *leafNode) read(s *state) error {
 		t.PutBool(r.ReadBool())
 	case kInt, kIntToLong:
 		t.PutInt(int64(r.ReadInt()))
-	case kDate:
-		v := int64(r.ReadInt())
-		if err := readErr(s, n.path); err != nil {
-			return err
-		}
-		if !codec.DateInRange(v) {
-			return codec.DateRangeError(n.path, v, fmt.Sprintf("date %d", v))
-		}
-		t.PutInt(v)
 	case kLong:
 		t.PutInt(r.ReadLong())
-	case kTimestampMicros:
-		v := r.ReadLong()
+	case kIntTemporal, kLongTemporal:
+		var v int64
+		if n.kind == kIntTemporal {
+			v = int64(r.ReadInt())
+		} else {
+			v = r.ReadLong()
+		}
 		if err := readErr(s, n.path); err != nil {
 			return err
 		}
-		if !codec.TimestampInRange(v) {
-			return codec.TimestampRangeError(n.path, v, fmt.Sprintf("timestamp-micros %d", v))
+		v, err := n.conv.Int(v, n.path)
+		if err != nil {
+			return err
 		}
 		t.PutInt(v)
-	case kTimeMillis:
-		v := int64(r.ReadInt()) * 1000
-		if err := readErr(s, n.path); err != nil {
+	case kZoned:
+		b, err := readString(s, n.path)
+		if err != nil {
 			return err
 		}
-		if v < 0 || v >= microsPerDay {
-			return outOfRange(n.path, "time-millis %d is not a time of day", v/1000)
+		v, err := n.conv.Text(string(b), n.path)
+		if err != nil {
+			return err
 		}
 		t.PutInt(v)
-	case kTimeMicros:
-		v := r.ReadLong()
-		if err := readErr(s, n.path); err != nil {
-			return err
-		}
-		if v < 0 || v >= microsPerDay {
-			return outOfRange(n.path, "time-micros %d is not a time of day", v)
-		}
-		t.PutInt(v)
-	case kTimestampMillis:
-		v := r.ReadLong()
-		if err := readErr(s, n.path); err != nil {
-			return err
-		}
-		if v > math.MaxInt64/1000 || v < math.MinInt64/1000 {
-			return outOfRange(n.path, "timestamp-millis %d is outside years 1-9999", v)
-		}
-		if !codec.TimestampInRange(v * 1000) {
-			return codec.TimestampRangeError(n.path, v*1000, fmt.Sprintf("timestamp-millis %d", v))
-		}
-		t.PutInt(v * 1000)
 	case kFloat, kFloatToDouble:
 		t.PutFloat(float64(r.ReadFloat()))
 	case kDouble:
@@ -293,49 +287,13 @@ func (n *leafNode) readDecimal(s *state) error {
 			return err
 		}
 	}
-	v, ok := decimalFromBytes(b)
-	if !ok {
-		return outOfRange(n.path, "decimal unscaled value 0x%x is empty or wider than 128 bits", b)
-	}
-	if !v.FitsInPrecision(n.prec) {
-		return outOfRange(n.path, "decimal %s overflows decimal(%d,%d)", v.ToString(n.scale), n.prec, n.scale)
+	v, err := codec.UnscaledDecimal(b, n.prec, n.scale, n.path)
+	if err != nil {
+		return err
 	}
 	s.t.PutDec(v)
 
 	return nil
 }
 
-// decimalFromBytes reads a big-endian two's-complement integer (the Avro
-// decimal encoding) into a 128-bit number; ok is false when it needs more
-// than 128 bits or is empty (Java's BigInteger refuses zero-length input
-// too).
-func decimalFromBytes(b []byte) (decimal128.Num, bool) {
-	if len(b) == 0 {
-		return decimal128.Num{}, false
-	}
-	var ext byte
-	if b[0]&0x80 != 0 {
-		ext = 0xff
-	}
-	// Bytes beyond 16 must be pure sign extension.
-	for len(b) > 16 {
-		if b[0] != ext || (b[1]&0x80 != 0) != (ext != 0) {
-			return decimal128.Num{}, false
-		}
-		b = b[1:]
-	}
-	var buf [16]byte
-	for i := range 16 - len(b) {
-		buf[i] = ext
-	}
-	copy(buf[16-len(b):], b)
-	var hi, lo uint64
-	for i := range 8 {
-		hi = hi<<8 | uint64(buf[i])
-		lo = lo<<8 | uint64(buf[8+i])
-	}
-
-	return decimal128.New(int64(hi), lo), true
-}
-
-func (n *leafNode) write(t *tape.Tape, b array.Builder) { t.Write(writeKinds[n.kind], b) }
+func (n *leafNode) write(t *tape.Tape, b array.Builder) { t.Write(n.out, b) }

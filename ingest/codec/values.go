@@ -3,6 +3,7 @@ package codec
 import (
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/google/uuid"
 )
 
@@ -69,4 +70,54 @@ func TimestampRangeError(path string, micros int64, what string) error {
 // DateRangeError is TimestampRangeError for a date outside DateInRange.
 func DateRangeError(path string, days int64, what string) error {
 	return FieldErrorf(path, ErrOutOfRange, "%s is %d days from 1970-01-01, outside years 1-9999", what, days)
+}
+
+// DecimalFromBytes reads a big-endian two's-complement integer, the
+// encoding of a decimal's unscaled value in Avro, Kafka Connect and
+// Debezium (Java's BigInteger.toByteArray), into a 128-bit number; ok is
+// false when it needs more than 128 bits or is empty (Java's BigInteger
+// refuses zero-length input too).
+func DecimalFromBytes(b []byte) (decimal128.Num, bool) {
+	if len(b) == 0 {
+		return decimal128.Num{}, false
+	}
+	var ext byte
+	if b[0]&0x80 != 0 {
+		ext = 0xff
+	}
+	// Bytes beyond 16 must be pure sign extension.
+	for len(b) > 16 {
+		if b[0] != ext || (b[1]&0x80 != 0) != (ext != 0) {
+			return decimal128.Num{}, false
+		}
+		b = b[1:]
+	}
+	var buf [16]byte
+	for i := range 16 - len(b) {
+		buf[i] = ext
+	}
+	copy(buf[16-len(b):], b)
+	var hi, lo uint64
+	for i := range 8 {
+		hi = hi<<8 | uint64(buf[i])
+		lo = lo<<8 | uint64(buf[8+i])
+	}
+
+	return decimal128.New(int64(hi), lo), true
+}
+
+// UnscaledDecimal reads b (as DecimalFromBytes does) as the unscaled
+// value of a decimal(prec, scale) column. Errors: a *FieldError at path
+// wrapping ErrOutOfRange when b is empty, needs more than 128 bits, or
+// has more than prec digits.
+func UnscaledDecimal(b []byte, prec, scale int32, path string) (decimal128.Num, error) {
+	v, ok := DecimalFromBytes(b)
+	if !ok {
+		return v, FieldErrorf(path, ErrOutOfRange, "decimal unscaled value 0x%x is empty or wider than 128 bits", b)
+	}
+	if !v.FitsInPrecision(prec) {
+		return v, FieldErrorf(path, ErrOutOfRange, "decimal %s overflows decimal(%d,%d)", v.ToString(scale), prec, scale)
+	}
+
+	return v, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/internal/jsonlit"
 	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
@@ -262,7 +263,7 @@ func Parse(payload []byte) (map[string]any, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, malformed("", "want a JSON object, got %s", jsonKind(v))
+		return nil, malformed("", "want a JSON object, got %s", jsonlit.Kind(v))
 	}
 
 	return obj, nil
@@ -407,7 +408,7 @@ func (n *structNode) unmatchedKeys(obj map[string]any) error {
 func (n *structNode) read(t *tape.Tape, v any) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return malformed(n.path, "want a JSON object, got %s", jsonKind(v))
+		return malformed(n.path, "want a JSON object, got %s", jsonlit.Kind(v))
 	}
 
 	return n.readFields(t, obj)
@@ -432,7 +433,7 @@ type listNode struct {
 func (n *listNode) read(t *tape.Tape, v any) error {
 	arr, ok := v.([]any)
 	if !ok {
-		return malformed(n.path, "want a JSON array, got %s", jsonKind(v))
+		return malformed(n.path, "want a JSON array, got %s", jsonlit.Kind(v))
 	}
 	t.PutInt(int64(len(arr)))
 	for _, e := range arr {
@@ -445,13 +446,7 @@ func (n *listNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *listNode) write(t *tape.Tape, b array.Builder) {
-	lb := b.(*array.ListBuilder)
-	c := t.Int()
-	lb.Append(true)
-	vb := lb.ValueBuilder()
-	for range c {
-		n.elem.write(t, vb)
-	}
+	t.WriteList(b, func(vb array.Builder) { n.elem.write(t, vb) })
 }
 
 // mapNode is an Iceberg map<string, V> filled from a JSON object. The tape
@@ -464,7 +459,7 @@ type mapNode struct {
 func (n *mapNode) read(t *tape.Tape, v any) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return malformed(n.path, "want a JSON object, got %s", jsonKind(v))
+		return malformed(n.path, "want a JSON object, got %s", jsonlit.Kind(v))
 	}
 	t.PutInt(int64(len(obj)))
 	// Key order makes the stored map, and so the data files, deterministic.
@@ -479,15 +474,10 @@ func (n *mapNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *mapNode) write(t *tape.Tape, b array.Builder) {
-	mb := b.(*array.MapBuilder)
-	c := t.Int()
-	mb.Append(true)
-	kb := mb.KeyBuilder().(*array.StringBuilder)
-	ib := mb.ItemBuilder()
-	for range c {
-		kb.Append(t.Str())
+	t.WriteMap(b, func(kb, ib array.Builder) {
+		t.Write(tape.String, kb)
 		n.val.write(t, ib)
-	}
+	})
 }
 
 // compiler builds a plan; jsonText holds the WithJSONText paths and
@@ -574,28 +564,9 @@ func (c *compiler) compile(tt iceberg.Type, path string) (node, error) {
 }
 
 // TypeName names the JSON type of a value as [Parse] returns them ("a
-// number", "an object", "null"), for messages.
-func TypeName(v any) string { return jsonKind(v) }
-
-// jsonKind names the JSON type of a parsed value, for messages.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-
-	return fmt.Sprintf("%T", v)
-}
+// number", "an object", "null"), for messages (jsonlit.Kind, which
+// ingest/connect shares).
+func TypeName(v any) string { return jsonlit.Kind(v) }
 
 func malformed(path string, format string, args ...any) error {
 	return codec.FieldErrorf(path, codec.ErrMalformed, format, args...)

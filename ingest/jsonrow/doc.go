@@ -12,9 +12,8 @@
 //     leaves a partial row. [Parse] is the one place payloads become JSON
 //     values.
 //   - values.go: the leaf conversions (numbers, decimals, dates, times,
-//     timestamps, uuids, base64).
-//   - number.go: exact parsing of JSON number literals into integers and
-//     decimals, without going through float64.
+//     timestamps, uuids, base64); number literals, times of day and base64
+//     are read exactly by ingest/internal/jsonlit.
 //   - schema.go: [ParseSchema], the Iceberg schema a user declares in the
 //     spec's JSON form.
 //

@@ -2,7 +2,6 @@ package jsonrow
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/internal/jsonlit"
 	"github.com/tarnhq/tarn/ingest/internal/tape"
 )
 
@@ -56,19 +56,17 @@ var writeKinds = [...]tape.Kind{
 	kFixed:       tape.FixedBinary,
 }
 
-// Units: Iceberg stores times and timestamps in microseconds.
+// Units: Iceberg stores timestamps in microseconds.
 const (
-	microsPerDay    = 86_400_000_000
 	microsPerSecond = 1_000_000
 	secondsPerDay   = 86_400
 )
 
-// Layouts accepted for dates, times and timestamps (RFC 3339 and its
-// zone-less form). ".999999999" makes the fraction optional.
+// Layouts accepted for dates and timestamps (RFC 3339 and its zone-less
+// form; times are jsonlit.TimeOfDay's). ".999999999" makes the fraction
+// optional.
 const (
 	layoutDate        = "2006-01-02"
-	layoutTime        = "15:04:05.999999999"
-	layoutTimeOffset  = "15:04:05.999999999Z07:00"
 	layoutTimestamp   = "2006-01-02T15:04:05.999999999"
 	layoutTimestampTz = time.RFC3339Nano
 )
@@ -132,18 +130,13 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 		}
 		t.PutBool(b)
 	case kInt, kLong:
-		num, ok := v.(json.Number)
-		if !ok {
-			return n.wrongType(v, "an integer")
+		min, max, what := int64(math.MinInt64), int64(math.MaxInt64), "a long"
+		if n.kind == kInt {
+			min, max, what = math.MinInt32, math.MaxInt32, "an int"
 		}
-		i, err := parseInt(string(num))
-		switch {
-		case errors.Is(err, errFraction):
-			return outOfRange(n.path, "%s is not an integer", num)
-		case err != nil:
-			return outOfRange(n.path, "%s overflows a long", num)
-		case n.kind == kInt && (i < math.MinInt32 || i > math.MaxInt32):
-			return outOfRange(n.path, "%s overflows an int", num)
+		i, err := jsonlit.Integer(v, min, max, what, n.path)
+		if err != nil {
+			return err
 		}
 		t.PutInt(i)
 	case kFloat, kDouble:
@@ -201,7 +194,7 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 		if !ok {
 			return n.wrongType(v, `a time string "HH:MM:SS"`)
 		}
-		micros, err := parseTime(s)
+		micros, err := jsonlit.TimeOfDay(s)
 		if err != nil {
 			return malformed(n.path, "%q is not a time of day (HH:MM:SS[.ffffff])", s)
 		}
@@ -226,7 +219,7 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *leafNode) wrongType(v any, want string) error {
-	return malformed(n.path, "want %s, got %s", want, jsonKind(v))
+	return malformed(n.path, "want %s, got %s", want, jsonlit.Kind(v))
 }
 
 func (n *leafNode) readDecimal(t *tape.Tape, v any) error {
@@ -239,11 +232,11 @@ func (n *leafNode) readDecimal(t *tape.Tape, v any) error {
 	default:
 		return n.wrongType(v, "a number or a numeric string")
 	}
-	d, err := parseDecimal(lit, n.prec, n.scale)
+	d, err := jsonlit.Decimal(lit, n.prec, n.scale)
 	switch {
-	case errors.Is(err, errSyntax):
+	case errors.Is(err, jsonlit.ErrSyntax):
 		return malformed(n.path, "%q is not a decimal number", lit)
-	case errors.Is(err, errFraction):
+	case errors.Is(err, jsonlit.ErrFraction):
 		return outOfRange(n.path, "%s has more than %d fraction digits, decimal(%d,%d) would round it", lit, n.scale, n.prec, n.scale)
 	case err != nil:
 		return outOfRange(n.path, "%s overflows decimal(%d,%d)", lit, n.prec, n.scale)
@@ -256,7 +249,7 @@ func (n *leafNode) readDecimal(t *tape.Tape, v any) error {
 func (n *leafNode) readTimestamp(t *tape.Tape, v any) error {
 	switch v := v.(type) {
 	case json.Number:
-		i, err := parseInt(string(v))
+		i, err := jsonlit.Int(string(v))
 		if err != nil {
 			return outOfRange(n.path, "%s is not an integer count of %s that fits a long", v, n.unit.plural())
 		}
@@ -328,39 +321,17 @@ func (u TimestampUnit) plural() string {
 	return "milliseconds"
 }
 
-// parseTime parses "HH:MM:SS[.fffffffff]" with an optional RFC 3339 offset
-// (the time is then converted to UTC) into microseconds since midnight.
-func parseTime(s string) (int64, error) {
-	tm, err := time.Parse(layoutTime, s)
-	if err != nil {
-		if tm, err = time.Parse(layoutTimeOffset, s); err != nil {
-			return 0, err
-		}
-		tm = tm.UTC()
-	}
-	h, m, sec := tm.Clock()
-	micros := (int64(h)*3600+int64(m)*60+int64(sec))*microsPerSecond + int64(tm.Nanosecond()/1000)
-
-	return micros % microsPerDay, nil
-}
-
 func (n *leafNode) readBase64(t *tape.Tape, v any) error {
 	s, ok := v.(string)
 	if !ok {
 		return n.wrongType(v, "a base64 string")
 	}
-	enc := base64.StdEncoding
-	if len(s)%4 != 0 {
-		enc = base64.RawStdEncoding
-	}
-	b := t.Take(enc.DecodedLen(len(s)))
-	m, err := enc.Decode(b, []byte(s))
+	b, err := jsonlit.Base64(t, s)
 	if err != nil {
 		return malformed(n.path, "not base64: %v", err)
 	}
-	b = b[:m]
-	if n.kind == kFixed && m != n.size {
-		return outOfRange(n.path, "%d bytes, fixed[%d] holds %d", m, n.size, n.size)
+	if n.kind == kFixed && len(b) != n.size {
+		return outOfRange(n.path, "%d bytes, fixed[%d] holds %d", len(b), n.size, n.size)
 	}
 	t.PutBytes(b)
 

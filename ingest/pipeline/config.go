@@ -189,10 +189,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: unknown error mode %q (suspend, skip or dlq)", ErrInvalidConfig, c.ErrorMode)
 	}
 	switch c.Format {
-	case FormatAuto, FormatAvro, FormatProtobuf, FormatJSONSchema, FormatRaw:
+	case FormatAuto, FormatAvro, FormatProtobuf, FormatJSONSchema, FormatRaw, FormatConnectJSON:
 		switch {
 		case c.Schema != nil:
-			return fmt.Errorf("%w: a schema is declared only for format json; format %s takes it from the registry or has none", ErrInvalidConfig, c.Format)
+			return fmt.Errorf("%w: a schema is declared only for format json; format %s takes it from the registry or the records, or has none", ErrInvalidConfig, c.Format)
 		case c.TimestampUnit != "":
 			return fmt.Errorf("%w: timestamp-unit is for format json only; format %s takes the unit from its schema", ErrInvalidConfig, c.Format)
 		case c.FieldNameMatching != "":
@@ -213,7 +213,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: schema: %v", ErrInvalidConfig, err)
 		}
 	default:
-		return fmt.Errorf("%w: unknown format %q (auto, avro, protobuf, json-schema, json or raw)", ErrInvalidConfig, c.Format)
+		return fmt.Errorf("%w: unknown format %q (auto, avro, protobuf, json-schema, json, connect-json or raw)", ErrInvalidConfig, c.Format)
 	}
 	for _, f := range c.PartitionSpec {
 		if _, err := ParsePartitionField(f); err != nil {

@@ -90,6 +90,12 @@ func TestConfigValidate(t *testing.T) {
 			c.Schema = iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64},
 				iceberg.NestedField{ID: 2, Name: "ID", Type: iceberg.PrimitiveTypes.Int64})
 		}},
+		{name: "connect-json", ok: true, modify: func(c *pipeline.Config) { c.Format = pipeline.FormatConnectJSON }},
+		{name: "connect-json with a declared schema", modify: func(c *pipeline.Config) {
+			jsonConfig(nil)(c)
+			c.Format, c.TimestampUnit, c.FieldNameMatching = pipeline.FormatConnectJSON, "", ""
+		}},
+		{name: "unit for connect-json", modify: func(c *pipeline.Config) { c.Format, c.TimestampUnit = pipeline.FormatConnectJSON, jsonrow.Micros }},
 		{name: "unit for avro", modify: func(c *pipeline.Config) { c.Format, c.TimestampUnit = pipeline.FormatAvro, jsonrow.Micros }},
 		{name: "matching for protobuf", modify: func(c *pipeline.Config) {
 			c.Format, c.FieldNameMatching = pipeline.FormatProtobuf, pipeline.FieldNamesCaseInsensitive

@@ -25,7 +25,11 @@
 //     (avro.NewDecoder with _kafka as a caller column), the value decoded
 //     into the Arrow builders and the _kafka struct appended for the same
 //     row. Control records (transaction markers) add no row but move the
-//     partition's offset, as do skipped bad records.
+//     partition's offset, as do skipped bad records. The other registry
+//     formats (Protobuf, JSON Schema) go the same way; json and raw
+//     values have one decoder; connect-json values carry their Connect
+//     schema (ingest/connect), whose text is the cache key and whose
+//     fingerprint is the schema id.
 //  3. The buffer is flushed when its estimated size reaches
 //     TargetFileSizeBytes or TargetLag has passed since its first record,
 //     whichever is first, and when Run's context ends. A flush is one

@@ -39,6 +39,15 @@ const (
 	// optional: a tombstone's value is null), besides _kafka, which holds
 	// the key.
 	FormatRaw Format = "raw"
+	// FormatConnectJSON: Kafka Connect's JsonConverter with
+	// schemas.enable=true, every value a JSON object {"schema": ...,
+	// "payload": ...} carrying its own Connect schema (ingest/connect).
+	// No registry: the table starts with the _kafka column only and
+	// evolves from each new schema (its columns added optional, as
+	// schema evolution adds them); a schema's id is its fingerprint
+	// (connect.Fingerprint), a value that is not such an envelope a
+	// malformed record.
+	FormatConnectJSON Format = "connect-json"
 )
 
 // RawValueColumn is the column of a FormatRaw table that holds the record
@@ -69,7 +78,8 @@ func ValueSubject(topic string) string { return topic + "-value" }
 // enabled: for the registry formats (and FormatAuto, which takes the
 // format of the schema) the latest version of subject
 // ValueSubject(cfg.Topic), mapped to Iceberg; for FormatJSON the schema
-// declared in cfg.Schema; for FormatRaw the one value column. The
+// declared in cfg.Schema; for FormatRaw the one value column; for
+// FormatConnectJSON none (the records' schemas add the columns). The
 // returned schema has the user columns only (fresh IDs, no _kafka):
 // EnsureTable adds _kafka. format is never FormatAuto.
 //
@@ -86,6 +96,9 @@ func WriterSchema(ctx context.Context, reg Registry, cfg Config) (*iceberg.Schem
 		return cfg.Schema, FormatJSON, nil
 	case FormatRaw:
 		return rawWriter(nil).writer, FormatRaw, nil
+	case FormatConnectJSON:
+		// The columns come with the records: each schema evolves the table.
+		return iceberg.NewSchema(0), FormatConnectJSON, nil
 	}
 	if reg == nil {
 		return nil, "", fmt.Errorf("%w: format %s needs a schema registry (--schema-registry-url)", ErrInvalidConfig, cfg.Format)

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/connect"
 	"github.com/tarnhq/tarn/ingest/jsonrow"
 	"github.com/tarnhq/tarn/ingest/jsonschema"
 	"github.com/tarnhq/tarn/ingest/protobuf"
@@ -15,7 +16,8 @@ import (
 
 // The formats besides Avro and raw (schemas.go, format.go): each maps its
 // writer schema to Iceberg with its package's ToIceberg and decodes with
-// its package's Decoder, _kafka being the caller column.
+// its package's Decoder, _kafka being the caller column. connect-json's
+// writer schemas come with the records (schemas.forEnvelope).
 
 // compileProtobuf compiles a Protobuf schema with its references (keyed by
 // import path, the Confluent reference name) and picks the message the
@@ -75,4 +77,20 @@ func jsonWriter(opts []codec.Option) compiled {
 		}
 		return d, nil
 	}}
+}
+
+// compileConnect compiles the embedded schema of a connect-json value
+// (its JSON text). Errors wrap codec.ErrUnsupported.
+func compileConnect(text []byte) (compiled, error) {
+	s, err := connect.ParseSchema(text)
+	if err != nil {
+		return compiled{}, err
+	}
+	user, err := connect.ToIceberg(s)
+	if err != nil {
+		return compiled{}, err
+	}
+	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
+		return connect.NewDecoder(s, target, codec.WithCallerColumns(KafkaColumn))
+	}}, nil
 }

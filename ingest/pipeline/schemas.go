@@ -14,6 +14,7 @@ import (
 
 	"github.com/tarnhq/tarn/ingest/avro"
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/connect"
 )
 
 // Registry retries: a registry that is restarting or briefly unreachable
@@ -35,11 +36,19 @@ const (
 // id's schema text never changes, and neither does the table's schema
 // while the cache is in use (it is rebuilt when the schema changes). The
 // schemaless formats (json, raw) have one decoder for every value.
+// connect-json values carry their schema: the verdict is cached per
+// schema text (at most maxConnectSchemas), and a value whose schema text
+// is the previous value's reuses its verdict after one byte comparison
+// (connect.Envelopes), so a stream of one schema parses it once.
 type schemas struct {
 	reg    Registry
 	format Format
 	target *iceberg.Schema
 	byKey  map[schemaKey]*resolved
+	// env and byText are connect-json's: its envelope splitter and the
+	// verdicts by schema text.
+	env    connect.Envelopes
+	byText map[string]*resolved
 	// static is the verdict for every value of a schemaless format.
 	static *resolved
 	// last and lastKey are the verdict found for the previous value:
@@ -77,7 +86,7 @@ type resolved struct {
 // Config.jsonOptions). Errors: for FormatJSON and FormatRaw, those of
 // building the one decoder (the table does not fit the declared schema).
 func newSchemas(reg Registry, format Format, target *iceberg.Schema, opts ...codec.Option) *schemas {
-	s := &schemas{reg: reg, format: format, target: target, byKey: map[schemaKey]*resolved{}}
+	s := &schemas{reg: reg, format: format, target: target, byKey: map[schemaKey]*resolved{}, byText: map[string]*resolved{}}
 	switch format {
 	case FormatJSON, FormatRaw:
 		f := formats[format]
@@ -108,6 +117,10 @@ func (s *schemas) forValue(ctx context.Context, value []byte) (*resolved, []byte
 	if s.static != nil {
 		return s.static, value, nil
 	}
+	if s.format == FormatConnectJSON {
+		r, payload := s.forEnvelope(value)
+		return r, payload, nil
+	}
 	id, payload, err := confluentHeader.DecodeID(value)
 	if err != nil {
 		return &resolved{id: -1, kind: KindBadHeader, err: err}, nil, nil
@@ -137,6 +150,40 @@ func (s *schemas) forValue(ctx context.Context, value []byte) (*resolved, []byte
 
 // maxMessageDepth bounds the Protobuf message-index path (nesting depth).
 const maxMessageDepth = 64
+
+// maxConnectSchemas bounds the connect-json verdicts cached, so that a
+// topic whose schema text keeps changing (a producer that puts a
+// timestamp in a schema doc, say) holds a bounded set: past it the cache
+// starts over.
+const maxConnectSchemas = 256
+
+// forEnvelope is forValue for connect-json: the verdict on value's
+// embedded schema (cached by its text) and its payload's text. A value
+// that is no envelope gets a KindMalformed verdict.
+func (s *schemas) forEnvelope(value []byte) (*resolved, []byte) {
+	text, payload, same, err := s.env.Split(value)
+	if err != nil {
+		return &resolved{id: -1, kind: KindMalformed, err: err}, nil
+	}
+	if same && s.last != nil {
+		return s.last, payload
+	}
+	r, ok := s.byText[string(text)]
+	if !ok {
+		id := connect.Fingerprint(text)
+		if c, err := compileConnect(text); err != nil {
+			r = &resolved{id: id, kind: KindUnsupportedSchema, err: fmt.Errorf("schema id %d: %w", id, err)}
+		} else {
+			r = s.verdict(id, c)
+		}
+		if len(s.byText) >= maxConnectSchemas {
+			clear(s.byText)
+		}
+		s.byText[string(text)] = r
+	}
+	s.last = r
+	return r, payload
+}
 
 func indexKey(indexes []int) string {
 	var b strings.Builder
@@ -177,15 +224,19 @@ func (s *schemas) resolve(ctx context.Context, id int, indexes []int) (*resolved
 
 // verdict builds the decoder of c into the target schema.
 func (s *schemas) verdict(id int, c compiled) *resolved {
+	writer := c.writer
+	if c.writerFor != nil {
+		writer = c.writerFor(s.target)
+	}
 	dec, err := c.decoder(s.target)
 	switch {
 	case err == nil:
-		return &resolved{id: id, dec: dec, writer: c.writer}
+		return &resolved{id: id, dec: dec, writer: writer}
 	case errors.Is(err, codec.ErrIncompatible):
-		return &resolved{id: id, writer: c.writer, kind: KindIncompatibleSchema, err: fmt.Errorf(
+		return &resolved{id: id, writer: writer, kind: KindIncompatibleSchema, err: fmt.Errorf(
 			"%s does not fit the table's schema: %w", describe(id), err)}
 	default:
-		return &resolved{id: id, writer: c.writer, kind: KindUnsupportedSchema, err: fmt.Errorf("%s: %w", describe(id), err)}
+		return &resolved{id: id, writer: writer, kind: KindUnsupportedSchema, err: fmt.Errorf("%s: %w", describe(id), err)}
 	}
 }
 
@@ -201,6 +252,11 @@ func describe(id int) string {
 type compiled struct {
 	writer  *iceberg.Schema
 	decoder func(target *iceberg.Schema) (codec.Decoder, error)
+	// writerFor, if set, is the writer's mapping against a table's
+	// schema, which the table evolves to when the decoder refuses it
+	// (Avro's: columns of earlier builds keep their types,
+	// avro.ToIcebergFor).
+	writerFor func(target *iceberg.Schema) *iceberg.Schema
 }
 
 // format is how Tarn reads one value format.
@@ -314,6 +370,11 @@ func compileAvro(sch sr.Schema, refs []reference, _ []int) (compiled, error) {
 	}
 	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
 		return avro.NewDecoder(w, target, codec.WithCallerColumns(KafkaColumn))
+	}, writerFor: func(target *iceberg.Schema) *iceberg.Schema {
+		if sc, err := avro.ToIcebergFor(w, target); err == nil {
+			return sc
+		}
+		return user
 	}}, nil
 }
 

@@ -368,13 +368,7 @@ func (n *listNode) read(s *state, v protoreflect.Value) error {
 }
 
 func (n *listNode) write(t *tape.Tape, b array.Builder) {
-	lb := b.(*array.ListBuilder)
-	c := t.Int()
-	lb.Append(true)
-	vb := lb.ValueBuilder()
-	for range c {
-		n.elem.write(t, vb)
-	}
+	t.WriteList(b, func(vb array.Builder) { n.elem.write(t, vb) })
 }
 
 // mapNode is a map field. The tape holds the entry count, then per entry
@@ -430,14 +424,10 @@ func boolInt(b bool) int {
 }
 
 func (n *mapNode) write(t *tape.Tape, b array.Builder) {
-	mb := b.(*array.MapBuilder)
-	c := t.Int()
-	mb.Append(true)
-	kb, ib := mb.KeyBuilder(), mb.ItemBuilder()
-	for range c {
+	t.WriteMap(b, func(kb, ib array.Builder) {
 		n.key.write(t, kb)
 		n.val.write(t, ib)
-	}
+	})
 }
 
 var _ codec.Decoder = (*Decoder)(nil)

@@ -45,7 +45,9 @@ type TopicConfig struct {
 	// creates it and its namespace).
 	Table string `json:"table"`
 	// Format: auto (default: the type of the latest schema of the registry
-	// subject <topic>-value), avro, protobuf, json-schema, json or raw.
+	// subject <topic>-value), avro, protobuf, json-schema, json,
+	// connect-json (Kafka Connect's JsonConverter with schemas.enable=true)
+	// or raw.
 	Format string `json:"format,omitempty"`
 	// ErrorMode: suspend (default), skip or dlq (DESIGN.md "Bad records").
 	ErrorMode string `json:"error-mode,omitempty"`
@@ -199,7 +201,7 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 	}
 	if len(c.Schema) > 0 && string(c.Schema) != "null" {
 		if pc.Format != pipeline.FormatJSON {
-			return c, pipeline.Config{}, errorf(ErrInvalid, "schema is declared only for format json; format %s takes it from the registry or has none", c.Format)
+			return c, pipeline.Config{}, errorf(ErrInvalid, "schema is declared only for format json; format %s takes it from the registry or the records, or has none", c.Format)
 		}
 		var sc iceberg.Schema
 		if err := json.Unmarshal(c.Schema, &sc); err != nil {

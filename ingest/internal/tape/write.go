@@ -63,3 +63,31 @@ func (t *Tape) Write(k Kind, b array.Builder) {
 		b.(*array.TimestampBuilder).Append(arrow.Timestamp(t.Int()))
 	}
 }
+
+// WriteList pops the element count of a list (recorded before its
+// elements) and appends the list to b, which must be a ListBuilder,
+// calling elem once per element with the list's value builder: the
+// write pass of every format's list.
+func (t *Tape) WriteList(b array.Builder, elem func(vb array.Builder)) {
+	lb := b.(*array.ListBuilder)
+	c := t.Int()
+	lb.Append(true)
+	vb := lb.ValueBuilder()
+	for range c {
+		elem(vb)
+	}
+}
+
+// WriteMap pops the entry count of a map (recorded before its entries)
+// and appends the map to b, which must be a MapBuilder, calling entry
+// once per entry with the map's key and item builders: the write pass of
+// every format's map.
+func (t *Tape) WriteMap(b array.Builder, entry func(kb, ib array.Builder)) {
+	mb := b.(*array.MapBuilder)
+	c := t.Int()
+	mb.Append(true)
+	kb, ib := mb.KeyBuilder(), mb.ItemBuilder()
+	for range c {
+		entry(kb, ib)
+	}
+}

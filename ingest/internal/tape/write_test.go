@@ -54,3 +54,27 @@ func TestWrite(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteListAndMap(t *testing.T) {
+	var tp tape.Tape
+	tp.PutInt(2) // list of two
+	tp.PutInt(7)
+	tp.PutInt(8)
+	tp.PutInt(1) // map of one
+	tp.PutStr("k")
+	tp.PutInt(9)
+	lb := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Int64)
+	defer lb.Release()
+	mb := array.NewMapBuilder(memory.DefaultAllocator, arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64, false)
+	defer mb.Release()
+	tp.WriteList(lb, func(vb array.Builder) { tp.Write(tape.Int64, vb) })
+	tp.WriteMap(mb, func(kb, ib array.Builder) {
+		tp.Write(tape.String, kb)
+		tp.Write(tape.Int64, ib)
+	})
+	l, m := lb.NewArray(), mb.NewArray()
+	defer l.Release()
+	defer m.Release()
+	assert.Equal(t, "[[7 8]]", l.String())
+	assert.Equal(t, `[{["k"] [9]}]`, m.String())
+}

@@ -1,24 +1,29 @@
-package jsonrow
+// Package jsonlit converts the text of JSON literals exactly: number
+// literals into integers and decimals without going through float64 (so a
+// long or a decimal keeps every digit its producer wrote), RFC 3339 times
+// of day, and base64 strings. ingest/jsonrow and ingest/connect read their
+// payloads' values with it.
+package jsonlit
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/tarnhq/tarn/ingest/codec"
 )
 
-// Number literals are converted from their text, never through float64, so
-// that a long or a decimal keeps every digit the producer wrote.
-
 var (
-	// errSyntax: the text is not a JSON number literal.
-	errSyntax = errors.New("not a number")
-	// errFraction: the value has more fraction digits than the target scale
-	// holds (a fraction at all, for an integer column).
-	errFraction = errors.New("fraction digits beyond the column's scale")
-	// errDigits: the value needs more digits than the target precision.
-	errDigits = errors.New("too many digits")
+	// ErrSyntax: the text is not a JSON number literal.
+	ErrSyntax = errors.New("not a number")
+	// ErrFraction: the value has more fraction digits than the target
+	// scale holds (a fraction at all, for an integer).
+	ErrFraction = errors.New("fraction digits beyond the column's scale")
+	// ErrDigits: the value needs more digits than the target precision.
+	ErrDigits = errors.New("too many digits")
 )
 
 // maxExponent bounds the exponents scaled: no value an Iceberg column holds
@@ -30,8 +35,8 @@ const maxExponent = 100
 // scaledDigits returns the integer digits of the value of lit (a JSON
 // number: -?int(.frac)?([eE][+-]?exp)?) multiplied by 10^scale, without
 // leading zeros ("" for zero), and whether it is negative. A value with
-// nonzero digits below 10^-scale is errFraction; more than maxDigits digits
-// errDigits; bad syntax errSyntax.
+// nonzero digits below 10^-scale is ErrFraction; more than maxDigits digits
+// ErrDigits; bad syntax ErrSyntax.
 func scaledDigits(lit string, scale, maxDigits int) (neg bool, digits string, err error) {
 	s := lit
 	if strings.HasPrefix(s, "-") {
@@ -39,21 +44,21 @@ func scaledDigits(lit string, scale, maxDigits int) (neg bool, digits string, er
 	}
 	intEnd := digitRun(s)
 	if intEnd == 0 {
-		return false, "", errSyntax
+		return false, "", ErrSyntax
 	}
 	intPart, s := s[:intEnd], s[intEnd:]
 	var frac string
 	if strings.HasPrefix(s, ".") {
 		n := digitRun(s[1:])
 		if n == 0 {
-			return false, "", errSyntax
+			return false, "", ErrSyntax
 		}
 		frac, s = s[1:1+n], s[1+n:]
 	}
 	exp := 0
 	if s != "" {
 		if s[0] != 'e' && s[0] != 'E' {
-			return false, "", errSyntax
+			return false, "", ErrSyntax
 		}
 		s = s[1:]
 		expNeg := false
@@ -62,7 +67,7 @@ func scaledDigits(lit string, scale, maxDigits int) (neg bool, digits string, er
 		}
 		n := digitRun(s)
 		if n == 0 || n != len(s) {
-			return false, "", errSyntax
+			return false, "", ErrSyntax
 		}
 		for _, c := range s {
 			exp = exp*10 + int(c-'0')
@@ -84,17 +89,17 @@ func scaledDigits(lit string, scale, maxDigits int) (neg bool, digits string, er
 	if shift < 0 {
 		cut := -shift
 		if cut > len(all) || strings.TrimRight(all[len(all)-cut:], "0") != "" {
-			return false, "", errFraction
+			return false, "", ErrFraction
 		}
 		all = all[:len(all)-cut]
 	} else if shift > 0 {
 		if len(all)+shift > maxDigits {
-			return false, "", errDigits
+			return false, "", ErrDigits
 		}
 		all += strings.Repeat("0", shift)
 	}
 	if len(all) > maxDigits {
-		return false, "", errDigits
+		return false, "", ErrDigits
 	}
 
 	return neg, all, nil
@@ -110,9 +115,9 @@ func digitRun(s string) int {
 	return i
 }
 
-// parseInt converts an integral JSON number literal ("12", "-1.0", "2e3")
-// to an int64. Errors: errSyntax, errFraction, or strconv.ErrRange.
-func parseInt(lit string) (int64, error) {
+// Int converts an integral JSON number literal ("12", "-1.0", "2e3") to
+// an int64. Errors: ErrSyntax, ErrFraction, or strconv.ErrRange.
+func Int(lit string) (int64, error) {
 	v, err := strconv.ParseInt(lit, 10, 64)
 	if err == nil || errors.Is(err, strconv.ErrRange) {
 		return v, err
@@ -121,7 +126,7 @@ func parseInt(lit string) (int64, error) {
 	// integral. 20 digits leave room for the range check below.
 	neg, digits, err := scaledDigits(lit, 0, 20)
 	switch {
-	case errors.Is(err, errDigits):
+	case errors.Is(err, ErrDigits):
 		return 0, strconv.ErrRange
 	case err != nil:
 		return 0, err
@@ -138,10 +143,10 @@ func parseInt(lit string) (int64, error) {
 	return v, nil
 }
 
-// parseDecimal converts a JSON number literal exactly to an unscaled
-// decimal128 at scale, refusing more than prec digits. Errors: errSyntax,
-// errFraction, errDigits.
-func parseDecimal(lit string, prec, scale int32) (decimal128.Num, error) {
+// Decimal converts a JSON number literal exactly to an unscaled
+// decimal128 at scale, refusing more than prec digits (prec at most 38).
+// Errors: ErrSyntax, ErrFraction, ErrDigits.
+func Decimal(lit string, prec, scale int32) (decimal128.Num, error) {
 	neg, digits, err := scaledDigits(lit, int(scale), int(prec))
 	if err != nil {
 		return decimal128.Num{}, err
@@ -162,4 +167,25 @@ func parseDecimal(lit string, prec, scale int32) (decimal128.Num, error) {
 	}
 
 	return n, nil
+}
+
+// Integer reads v, a JSON value as encoding/json parses it with
+// UseNumber, as an integer of the type named what ("an int", "a long",
+// "an int8"), within [min, max]. Errors are *codec.FieldError at path
+// wrapping codec.ErrMalformed when v is not a number, and
+// codec.ErrOutOfRange for a fraction or a value outside the range.
+func Integer(v any, min, max int64, what, path string) (int64, error) {
+	num, ok := v.(json.Number)
+	if !ok {
+		return 0, codec.FieldErrorf(path, codec.ErrMalformed, "want an integer, got %s", Kind(v))
+	}
+	i, err := Int(string(num))
+	switch {
+	case errors.Is(err, ErrFraction):
+		return 0, codec.FieldErrorf(path, codec.ErrOutOfRange, "%s is not an integer", num)
+	case err != nil || i < min || i > max:
+		return 0, codec.FieldErrorf(path, codec.ErrOutOfRange, "%s overflows %s", num, what)
+	}
+
+	return i, nil
 }

@@ -1,4 +1,4 @@
-package avro
+package codec_test
 
 import (
 	"bytes"
@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/tarnhq/tarn/ingest/codec"
 )
 
 // TestDecimalFromBytes covers the two's-complement decoding of Avro
-// decimals, including encodings padded beyond 16 bytes (legal: Avro puts
+// and Kafka Connect decimals, including encodings padded beyond 16 bytes (legal: Avro puts
 // no bound on the length of a bytes decimal, and fixed decimals may be
 // wider than needed).
 func TestDecimalFromBytes(t *testing.T) {
@@ -33,7 +35,7 @@ func TestDecimalFromBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := decimalFromBytes(tt.in)
+			got, ok := codec.DecimalFromBytes(tt.in)
 			if tt.want == "" {
 				assert.False(t, ok)
 

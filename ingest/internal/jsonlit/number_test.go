@@ -1,4 +1,4 @@
-package jsonrow
+package jsonlit
 
 import (
 	"strconv"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestParseInt(t *testing.T) {
+func TestInt(t *testing.T) {
 	tests := []struct {
 		lit  string
 		want int64
@@ -28,17 +28,17 @@ func TestParseInt(t *testing.T) {
 		{"9.223372036854775808e18", 0, strconv.ErrRange},
 		{"1e19", 0, strconv.ErrRange},
 		{"1e999999999999", 0, strconv.ErrRange},
-		{"1.5", 0, errFraction},
-		{"1e-1", 0, errFraction},
-		{"1e-999999999999", 0, errFraction},
-		{"1.", 0, errSyntax},
-		{"--1", 0, errSyntax},
-		{"1e", 0, errSyntax},
-		{"0x10", 0, errSyntax},
+		{"1.5", 0, ErrFraction},
+		{"1e-1", 0, ErrFraction},
+		{"1e-999999999999", 0, ErrFraction},
+		{"1.", 0, ErrSyntax},
+		{"--1", 0, ErrSyntax},
+		{"1e", 0, ErrSyntax},
+		{"0x10", 0, ErrSyntax},
 	}
 	for _, tt := range tests {
 		t.Run(tt.lit, func(t *testing.T) {
-			got, err := parseInt(tt.lit)
+			got, err := Int(tt.lit)
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
 
@@ -50,7 +50,7 @@ func TestParseInt(t *testing.T) {
 	}
 }
 
-func TestParseDecimal(t *testing.T) {
+func TestDecimal(t *testing.T) {
 	tests := []struct {
 		lit         string
 		prec, scale int32
@@ -67,18 +67,18 @@ func TestParseDecimal(t *testing.T) {
 		{"12345e-2", 5, 2, "123.45", nil},
 		{"99999999999999999999999999999999999999", 38, 0, "99999999999999999999999999999999999999", nil},
 		{"-0.00000000000000000000000000000000000001", 38, 38, "-0.00000000000000000000000000000000000001", nil},
-		{"100000000000000000000000000000000000000", 38, 0, "", errDigits},
-		{"1234.5", 5, 2, "", errDigits},
-		{"1e50", 38, 0, "", errDigits},
-		{"123.456", 6, 2, "", errFraction},
-		{"1e-3", 5, 2, "", errFraction},
-		{"1,5", 5, 2, "", errSyntax},
-		{"", 5, 2, "", errSyntax},
-		{" 1", 5, 2, "", errSyntax},
+		{"100000000000000000000000000000000000000", 38, 0, "", ErrDigits},
+		{"1234.5", 5, 2, "", ErrDigits},
+		{"1e50", 38, 0, "", ErrDigits},
+		{"123.456", 6, 2, "", ErrFraction},
+		{"1e-3", 5, 2, "", ErrFraction},
+		{"1,5", 5, 2, "", ErrSyntax},
+		{"", 5, 2, "", ErrSyntax},
+		{" 1", 5, 2, "", ErrSyntax},
 	}
 	for _, tt := range tests {
 		t.Run(tt.lit, func(t *testing.T) {
-			got, err := parseDecimal(tt.lit, tt.prec, tt.scale)
+			got, err := Decimal(tt.lit, tt.prec, tt.scale)
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
 
@@ -90,7 +90,7 @@ func TestParseDecimal(t *testing.T) {
 	}
 }
 
-func TestParseTime(t *testing.T) {
+func TestTimeOfDay(t *testing.T) {
 	for in, want := range map[string]int64{
 		"00:00:00":           0,
 		"23:59:59.999999":    86_399_999_999,
@@ -100,12 +100,12 @@ func TestParseTime(t *testing.T) {
 		"23:30:00-01:00":     1_800_000_000,
 		"08:00:00.123456789": 28_800_123_456,
 	} {
-		got, err := parseTime(in)
+		got, err := TimeOfDay(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
 	for _, in := range []string{"24:00:00", "12:00", "12:00:60", "noon"} {
-		_, err := parseTime(in)
+		_, err := TimeOfDay(in)
 		assert.Error(t, err, in)
 	}
 }
