@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/internal/demo"
+	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/maintenance"
 )
 
@@ -50,9 +51,7 @@ const soakFileBound = 60
 //
 // Runs only with TARN_E2E=1.
 func TestE2EMaintenanceSoak(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run against a real Kafka broker and schema registry (internal/testkafka)")
-	}
+	testenv.E2E(t, "a real Kafka broker and schema registry (internal/testkafka)")
 	minutes := 4
 	if v, err := strconv.Atoi(os.Getenv("TARN_SOAK_MINUTES")); err == nil && v > 0 {
 		minutes = v
