@@ -75,9 +75,12 @@ func TestE2EIngestCrash(t *testing.T) {
 	rows, want := sampleFlights(t, ingestRows+2*ingestMore)
 	python := setupPython(t)
 
+	// The services first: their first start on a machine fetches and
+	// builds their jars (minutes), which the test's deadline must not count.
+	b, reg := testkafka.StartBroker(t), testkafka.StartRegistry(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	b, reg, cl, values := flightsTopic(ctx, t, rows)
+	cl, values := flightsTopic(ctx, t, b, reg, rows)
 
 	data := t.TempDir()
 	env := cleanEnv()
@@ -154,10 +157,9 @@ func TestE2EIngestFormats(t *testing.T) {
 	jsText, err := os.ReadFile(filepath.Join("..", "..", "ingest", "jsonschema", "testdata", "flights.schema.json"))
 	require.NoError(t, err)
 
+	b, reg := testkafka.StartBroker(t), testkafka.StartRegistry(t) // before the deadline, as above
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	b := testkafka.StartBroker(t)
-	reg := testkafka.StartRegistry(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
@@ -395,14 +397,11 @@ func sampleFlights(t *testing.T, n int) ([]demo.Flight, demo.Totals) {
 	return rows, a.First200000
 }
 
-// flightsTopic starts a real broker and registry (testkafka), creates the
-// demo's topic (demo.Partitions partitions) and registers its Avro schema,
-// and returns them with a producing client (manual partitioner) and rows
-// encoded in the registry's wire format.
-func flightsTopic(ctx context.Context, t *testing.T, rows []demo.Flight) (*testkafka.Broker, *testkafka.Registry, *kgo.Client, [][]byte) {
+// flightsTopic creates the demo's topic (demo.Partitions partitions) on b
+// and registers its Avro schema in reg, and returns a producing client
+// (manual partitioner) and rows encoded in the registry's wire format.
+func flightsTopic(ctx context.Context, t *testing.T, b *testkafka.Broker, reg *testkafka.Registry, rows []demo.Flight) (*kgo.Client, [][]byte) {
 	t.Helper()
-	b := testkafka.StartBroker(t)
-	reg := testkafka.StartRegistry(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
@@ -415,5 +414,5 @@ func flightsTopic(ctx context.Context, t *testing.T, rows []demo.Flight) (*testk
 	require.NoError(t, err)
 	values, err := demo.Encode(rows, ss.ID)
 	require.NoError(t, err)
-	return b, reg, cl, values
+	return cl, values
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/internal/testenv"
+	"github.com/tarnhq/tarn/internal/testkafka"
 	"github.com/tarnhq/tarn/maintenance"
 )
 
@@ -58,12 +59,13 @@ func TestE2EMaintenanceSoak(t *testing.T) {
 	}
 	const rate = 1000
 	python := setupPython(t)
+	b, reg := testkafka.StartBroker(t), testkafka.StartRegistry(t) // before the deadline: a first start fetches jars
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(minutes+10)*time.Minute)
 	defer cancel()
 
 	rows, err := demo.Flights()
 	require.NoError(t, err)
-	b, reg, cl, values := flightsTopic(ctx, t, rows)
+	cl, values := flightsTopic(ctx, t, b, reg, rows)
 
 	data := t.TempDir()
 	tarn := startTarn(t, cleanEnv(), "--listen", "127.0.0.1:0", "--data-dir", data,

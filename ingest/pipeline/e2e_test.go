@@ -65,13 +65,14 @@ func TestE2EFlights(t *testing.T) {
 	require.Equal(t, want, answers(demo.TotalsOf(rows[:e2eRows])), "the parquet read agrees with answers.json")
 	t.Logf("read %d rows of %s in %v", len(rows), sample.File, time.Since(began).Round(time.Millisecond))
 
-	ctx, cancelAll := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancelAll()
-
+	// The services before the deadline: their first start on a machine
+	// fetches and builds their jars (minutes).
 	began = time.Now()
 	b := testkafka.StartBroker(t)
 	reg := testkafka.StartRegistry(t)
 	t.Logf("broker %s and registry %s started in %v", b.Bootstrap, reg.URL, time.Since(began).Round(time.Millisecond))
+	ctx, cancelAll := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancelAll()
 
 	// Topic and schema.
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap))
