@@ -155,13 +155,6 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	return nil
 }
 
-func (s *Server) readyz(c echo.Context) error {
-	if !s.ready.Load() {
-		return echo.NewHTTPError(http.StatusServiceUnavailable, "shutting down")
-	}
-	return c.String(http.StatusOK, "ready\n")
-}
-
 // restRoutes registers the REST catalog routes under g (with or without
 // the {prefix} segment). Keep endpoints (config.go) in step with this list.
 func (s *Server) restRoutes(g *echo.Group) {
