@@ -19,11 +19,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// serveFails runs `tarn serve args...` (with cmd's credentials when set),
-// requires exit code 1 and no "tarn serving", and returns the output.
-func serveFails(t *testing.T, cmd *exec.Cmd) string {
+// serveFails runs cmd, a `tarn serve`, with cleanEnv(env...), requires
+// exit code 1 and no "tarn serving", and returns its output.
+func serveFails(t *testing.T, cmd *exec.Cmd, env ...string) string {
 	t.Helper()
-	cmd.Env = cleanEnv()
+	cmd.Env = cleanEnv(env...)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "serve must fail; output:\n%s", out)
