@@ -83,7 +83,7 @@ func TestE2EFlights(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, created.Err)
 
-	rc, err := sr.NewClient(sr.URLs(reg.URL))
+	rc, err := reg.Client()
 	require.NoError(t, err)
 	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
 	require.NoError(t, err)
