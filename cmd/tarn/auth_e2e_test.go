@@ -32,6 +32,7 @@ import (
 // issuer URL.
 func startOIDCProvider(t *testing.T, clientID, secret, groups string) string {
 	t.Helper()
+	testenv.NeedTools(t, "scripts/oidc-provider.sh", "node", "npm")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port

@@ -14,8 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -47,9 +49,25 @@ func Missing(t testing.TB, format string, args ...any) {
 	}
 }
 
+// NeedTools stops t through Missing unless every tool is on PATH; user says
+// what needs them (e.g. "scripts/kafka.sh"), for the message.
+func NeedTools(t testing.TB, user string, tools ...string) {
+	t.Helper()
+	var missing []string
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if len(missing) > 0 {
+		Missing(t, "%s needs %s on PATH", user, strings.Join(missing, ", "))
+	}
+}
+
 // E2E skips t unless TARN_E2E=1; needs names what the test starts, for
 // the skip message. It is an opt-in gate, so it skips under CI too; what
-// the test needs once it runs (Java, Maven, node) fails it when absent.
+// the test needs once it runs (Java, Maven, node: NeedTools) goes through
+// Missing.
 func E2E(t testing.TB, needs string) {
 	t.Helper()
 	if os.Getenv(EnvE2E) != "1" {

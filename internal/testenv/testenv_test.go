@@ -82,3 +82,16 @@ func TestRepoRoot(t *testing.T) {
 	_, err = testenv.RepoRoot()
 	assert.Error(t, err, "outside the repository")
 }
+
+// A missing tool is a missing precondition: a failure under CI.
+func TestNeedTools(t *testing.T) {
+	t.Setenv("CI", "true")
+	f := &fakeTB{TB: t}
+	testenv.NeedTools(f, "scripts/x.sh", "sh", "tarn-no-such-tool-1", "tarn-no-such-tool-2")
+	assert.Contains(t, f.fatal, "scripts/x.sh needs tarn-no-such-tool-1, tarn-no-such-tool-2 on PATH")
+
+	f = &fakeTB{TB: t}
+	testenv.NeedTools(f, "scripts/x.sh", "sh")
+	assert.Empty(t, f.fatal)
+	assert.Empty(t, f.skip)
+}
