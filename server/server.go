@@ -22,6 +22,7 @@
 //   - params.go: path and query parameters, body limits
 //   - errors.go: error → ErrorModel, each sentinel to its exception
 //   - metrics.go: request metrics
+//   - health.go: /readyz's body, the catalog and the Kafka seed brokers
 package server
 
 import (
