@@ -163,8 +163,7 @@ func TestE2EIngestFormats(t *testing.T) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
-	rc, err := reg.Client()
-	require.NoError(t, err)
+	rc := reg.Client(t)
 	tarn := startTarn(t, cleanEnv(), "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--kafka-brokers", b.Bootstrap, "--schema-registry-url", reg.URL)
 
@@ -408,8 +407,7 @@ func flightsTopic(ctx context.Context, t *testing.T, b *testkafka.Broker, reg *t
 	created, err := kadm.NewClient(cl).CreateTopic(ctx, demo.Partitions, 1, nil, demo.Topic)
 	require.NoError(t, err)
 	require.NoError(t, created.Err)
-	rc, err := reg.Client()
-	require.NoError(t, err)
+	rc := reg.Client(t)
 	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
 	require.NoError(t, err)
 	values, err := demo.Encode(rows, ss.ID)

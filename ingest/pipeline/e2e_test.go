@@ -83,8 +83,7 @@ func TestE2EFlights(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, created.Err)
 
-	rc, err := reg.Client()
-	require.NoError(t, err)
+	rc := reg.Client(t)
 	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
 	require.NoError(t, err)
 	values, err := demo.Encode(rows, ss.ID)
