@@ -20,6 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/internal/testenv"
 )
 
 // motoWarehouse is an S3 warehouse in a fresh bucket of the moto server
@@ -28,10 +30,7 @@ import (
 // proxy in front of it).
 func motoWarehouse(t *testing.T, endpoint string) *Warehouse {
 	t.Helper()
-	moto := os.Getenv("TARN_TEST_S3_ENDPOINT")
-	if moto == "" {
-		t.Skip("TARN_TEST_S3_ENDPOINT is not set (start scripts/moto.sh)")
-	}
+	moto := testenv.OptIn(t, "TARN_TEST_S3_ENDPOINT", "start scripts/moto.sh")
 	if endpoint == "" {
 		endpoint = moto
 	}
@@ -115,10 +114,7 @@ func TestS3LargeFileAndConditionalWrite(t *testing.T) {
 // Throttling (503 SlowDown) and 5xx are retried with backoff: a proxy in
 // front of moto fails the first attempt of every request once.
 func TestS3RetriesThrottlingAnd5xx(t *testing.T) {
-	moto := os.Getenv("TARN_TEST_S3_ENDPOINT")
-	if moto == "" {
-		t.Skip("TARN_TEST_S3_ENDPOINT is not set (start scripts/moto.sh)")
-	}
+	moto := testenv.OptIn(t, "TARN_TEST_S3_ENDPOINT", "start scripts/moto.sh")
 	u, err := url.Parse(moto)
 	require.NoError(t, err)
 	rp := httputil.NewSingleHostReverseProxy(u)

@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Regenerate conformance/RESULTS.md from conformance/results/*.json.
+"""Write the summary of conformance/results/*.json as Markdown.
 
-usage: results_md.py   (paths are relative to this file)
+usage: results_md.py [OUT]   (default OUT: conformance/results/RESULTS.md;
+                              paths are relative to this file)
+
+conformance/run writes it into the ignored results/ directory after every
+run, and over the committed conformance/RESULTS.md only when asked
+(TARN_UPDATE_RESULTS=1).
 
 Each JSON file is what a suite's run.sh wrote: {"suite", "version", "date",
 "passed", "failed", "skipped", "failures": [{"test", "message"}],
@@ -12,6 +17,7 @@ import datetime
 import glob
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_DETAILS = 60  # per suite
@@ -21,7 +27,7 @@ def cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def main():
+def main(out_path):
     rows, details = [], []
     for path in sorted(glob.glob(os.path.join(HERE, "results", "*.json"))):
         with open(path) as f:
@@ -56,9 +62,9 @@ def main():
     ] + rows
     if details:
         out += ["", "## Failures and skips"] + details
-    with open(os.path.join(HERE, "RESULTS.md"), "w") as f:
+    with open(out_path, "w") as f:
         f.write("\n".join(out) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "results", "RESULTS.md"))

@@ -7,7 +7,7 @@ Usage: <venv>/bin/python scripts/read-table.py URI NAMESPACE.TABLE [SUM_COLUMN..
 For each engine: the row count, the sum of every SUM_COLUMN, and the number
 of (_kafka.partition, _kafka.offset) pairs that occur more than once (a
 duplicated Kafka record) — the checks the ingest end-to-end tests make
-against ../shared/data/answers.json. pyiceberg scans the table to Arrow;
+against testdata/answers.json. pyiceberg scans the table to Arrow;
 DuckDB (iceberg extension from the venv's duckdb-ext wheels, never
 downloaded) attaches Tarn as an Iceberg REST catalog. The venv is
 scripts/setup-python.sh's.

@@ -105,6 +105,7 @@ func TestErrorMapping(t *testing.T) {
 		{"catalog.ErrSignOutsideLocation", catalog.ErrSignOutsideLocation, spec.Forbidden},
 		{"catalog.ErrVending", catalog.ErrVending, spec.ServiceUnavailable},
 		{"catalog/bolt.ErrLayoutVersion", bolt.ErrLayoutVersion, spec.ServerError},
+		{"catalog/bolt.ErrInUse", bolt.ErrInUse, spec.ServerError},
 		// auth.
 		{"auth.ErrUnauthenticated", auth.ErrUnauthenticated, spec.NotAuthorized},
 		{"auth.ErrForbidden", auth.ErrForbidden, spec.Forbidden},

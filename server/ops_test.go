@@ -21,6 +21,9 @@ func TestHealthAndReady(t *testing.T) {
 		rsp := e.do(t, http.MethodGet, path, nil)
 		require.Equal(t, http.StatusOK, rsp.Status, path)
 	}
+	// Without a topic manager there is nothing but the catalog to report.
+	rsp := e.do(t, http.MethodGet, "/readyz", nil)
+	require.JSONEq(t, `{"status": "ready", "checks": {"catalog": {"status": "ok"}}}`, string(rsp.Body))
 }
 
 // TestMetadataDeleteAfterCommit: with write.metadata.delete-after-commit.enabled

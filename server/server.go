@@ -22,6 +22,7 @@
 //   - params.go: path and query parameters, body limits
 //   - errors.go: error → ErrorModel, each sentinel to its exception
 //   - metrics.go: request metrics
+//   - health.go: /readyz's body, the catalog and the Kafka seed brokers
 package server
 
 import (
@@ -153,13 +154,6 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		return err
 	}
 	return nil
-}
-
-func (s *Server) readyz(c echo.Context) error {
-	if !s.ready.Load() {
-		return echo.NewHTTPError(http.StatusServiceUnavailable, "shutting down")
-	}
-	return c.String(http.StatusOK, "ready\n")
 }
 
 // restRoutes registers the REST catalog routes under g (with or without

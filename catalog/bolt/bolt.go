@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,8 +41,11 @@ const LayoutVersion = "1"
 const FileName = "tarn.db"
 
 // openTimeout bounds the wait for bbolt's file lock, so a second Tarn on the
-// same data directory fails fast instead of hanging.
-const openTimeout = 2 * time.Second
+// same data directory fails at once (ErrInUse) instead of hanging. The lock
+// is released by the kernel when its holder exits, even by kill -9, so the
+// wait only rides out a predecessor that is exiting; bbolt retries every
+// 50 ms within it.
+const openTimeout = 200 * time.Millisecond
 
 var (
 	bucketMeta        = []byte("meta")
@@ -68,14 +72,23 @@ type Store struct {
 var _ catalog.Store = (*Store)(nil)
 
 // Open opens (creating if needed) dir/tarn.db. Errors: ErrLayoutVersion;
-// bbolt's timeout error when another process holds the file.
+// *InUseError (ErrInUse) within openTimeout when another process holds the
+// file; the file system's (fs.ErrPermission and the like), wrapped.
 func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("bolt: create data dir: %w", err)
 	}
-	db, err := bbolt.Open(filepath.Join(dir, FileName), 0o600, &bbolt.Options{Timeout: openTimeout})
+	path := filepath.Join(dir, FileName)
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: openTimeout})
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, &InUseError{Path: path, PID: lockHolder(path)}
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return nil, fmt.Errorf("bolt: %w", err) // it names the file already
+	}
 	if err != nil {
-		return nil, fmt.Errorf("bolt: open %s: %w", filepath.Join(dir, FileName), err)
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range [][]byte{bucketMeta, bucketNamespaces, bucketPointers, bucketIdempotency} {

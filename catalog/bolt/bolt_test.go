@@ -1,8 +1,10 @@
 package bolt_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -144,8 +146,17 @@ func TestSecondOpenFailsInsteadOfHanging(t *testing.T) {
 		if r.s != nil {
 			_ = r.s.Close()
 		}
-		require.ErrorIs(t, r.err, bbolt.ErrTimeout, "a second Open of a held file must fail with bbolt's timeout")
-		t.Logf("second Open failed after %v", time.Since(start).Round(time.Millisecond))
+		took := time.Since(start)
+		require.ErrorIs(t, r.err, bolt.ErrInUse, "a second Open of a held file must say it is in use")
+		var inUse *bolt.InUseError
+		require.ErrorAs(t, r.err, &inUse)
+		assert.Equal(t, filepath.Join(dir, bolt.FileName), inUse.Path)
+		if runtime.GOOS == "linux" {
+			assert.Equal(t, os.Getpid(), inUse.PID, "the holder's pid, from /proc/locks: this process")
+			assert.Contains(t, r.err.Error(), fmt.Sprintf("(pid %d)", os.Getpid()))
+		}
+		assert.Less(t, took, time.Second, "in use is reported at once")
+		t.Logf("second Open failed after %v: %v", took.Round(time.Millisecond), r.err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("second Open of a held data directory hangs")
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/internal/testenv"
 )
 
 // startOIDCProvider runs scripts/oidc-provider.sh (panva's oidc-provider
@@ -30,6 +32,7 @@ import (
 // issuer URL.
 func startOIDCProvider(t *testing.T, clientID, secret, groups string) string {
 	t.Helper()
+	testenv.NeedTools(t, "scripts/oidc-provider.sh", "node", "npm")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
@@ -64,9 +67,7 @@ func startOIDCProvider(t *testing.T, clientID, secret, groups string) string {
 // elsewhere. Runs only with TARN_E2E=1 (needs node, npm and
 // scripts/setup-python.sh's venv).
 func TestAuthEnginesE2E(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run against a real OIDC provider and pyiceberg")
-	}
+	testenv.E2E(t, "a real OIDC provider, pyiceberg and Spark")
 	issuer := startOIDCProvider(t, "etl-idp", "idp-secret", "analysts")
 	py := setupPython(t)
 	dir := t.TempDir()

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/internal/demo"
+	"github.com/tarnhq/tarn/internal/testenv"
 )
 
 // printedBlock returns the indented lines that follow the line starting
@@ -47,17 +48,8 @@ func printedBlock(t *testing.T, out, header string) string {
 // iceberg from the wheels and print the demo table's busiest origins
 // with their counts. Runs with TARN_E2E=1 (the venv is a download).
 func TestE2EDemoDuckDBOffline(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run the demo's DuckDB snippet in the venv of scripts/setup-python.sh")
-	}
-	for _, tool := range []string{"unshare", "nsenter", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s not found: the offline DuckDB check needs unshare, nsenter and ip (util-linux, iproute2)", tool)
-			}
-			t.Skipf("%s not found: the offline DuckDB check needs unshare, nsenter and ip", tool)
-		}
-	}
+	testenv.E2E(t, "the demo's DuckDB snippet in the venv of scripts/setup-python.sh")
+	testenv.NeedTools(t, "the offline DuckDB check (util-linux, iproute2)", "unshare", "nsenter", "ip")
 	python := setupPython(t)
 
 	// The demo in a new user and network namespace: loopback only.

@@ -27,13 +27,15 @@ import (
 
 	"github.com/tarnhq/tarn/ingest/protobuf"
 	"github.com/tarnhq/tarn/internal/demo"
+	"github.com/tarnhq/tarn/internal/sample"
 	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/internal/testkafka"
 	"github.com/tarnhq/tarn/internal/testpython"
 )
 
 const (
-	// ingestRows is answers.json's first_200000 of flights-3m.parquet.
+	// ingestRows is the committed sample's first_200000 in answers.json
+	// (internal/sample).
 	ingestRows = 200_000
 	// ingestRate is rows produced per second while Tarn is killed: the
 	// production takes about 40 s, long enough for ingestKills kills.
@@ -52,13 +54,14 @@ const (
 // "SIGTERM during ingest", against a real Kafka 4.4 broker, a real
 // Apicurio registry and the real `tarn serve` binary:
 //
-//  1. the first 200,000 rows of ../shared/data/flights-3m.parquet are
+//  1. the first 200,000 rows of the committed flights sample
+//     (internal/sample: testdata/flights-220k.parquet) are
 //     produced as Avro at 5,000 rows/s to a 3-partition topic enabled with
 //     target-lag-ms 1000 through the management API, while `tarn serve`
 //     is killed with SIGKILL at random moments (at least 5 times) and
 //     restarted each time;
 //  2. the table then equals the topic: pyiceberg and DuckDB both read
-//     exactly answers.json's first_200000 (rows, sum(delay),
+//     exactly the sample's first_200000 (rows, sum(delay),
 //     sum(distance)) and no (_kafka.partition, _kafka.offset) twice;
 //  3. with target-lag-ms 60000, 10,000 more rows are produced and
 //     fetched, then `tarn serve` gets SIGTERM: a restarted Tarn shows them
@@ -69,24 +72,16 @@ const (
 //
 // Runs only with TARN_E2E=1 (scripts/test sets it).
 func TestE2EIngestCrash(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run against a real Kafka broker and schema registry (internal/testkafka)")
-	}
-	dataDir := filepath.Join("..", "..", "..", "shared", "data")
-	f, err := os.Open(filepath.Join(dataDir, "flights-3m.parquet"))
-	if err != nil {
-		testenv.Missing(t, "shared data not found beside the repository (%v); CI checks it out as ../shared/data", err)
-	}
-	rows, err := demo.ReadFlights(f, ingestRows+2*ingestMore)
-	f.Close()
-	require.NoError(t, err)
-	want := loadAnswers(t, filepath.Join(dataDir, "answers.json"))
-	require.Equal(t, want, demo.TotalsOf(rows[:ingestRows]), "the parquet read agrees with answers.json")
+	testenv.E2E(t, "a real Kafka broker and schema registry (internal/testkafka)")
+	rows, want := sampleFlights(t, ingestRows+2*ingestMore)
 	python := setupPython(t)
 
+	// The services first: their first start on a machine fetches and
+	// builds their jars (minutes), which the test's deadline must not count.
+	b, reg := testkafka.StartBroker(t), testkafka.StartRegistry(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	b, reg, cl, values := flightsTopic(ctx, t, rows)
+	cl, values := flightsTopic(ctx, t, b, reg, rows)
 
 	data := t.TempDir()
 	env := cleanEnv()
@@ -146,42 +141,30 @@ func TestE2EIngestCrash(t *testing.T) {
 }
 
 // TestE2EIngestFormats is issue 3's "the same for Protobuf and JSON
-// Schema encodings": the first 200,000 rows of flights-3m.parquet
+// Schema encodings": the first 200,000 rows of the flights sample
 // produced to a real Kafka broker as Protobuf (ingest/protobuf's
 // testdata/flights.proto) and as JSON Schema (ingest/jsonschema's
 // testdata/flights.schema.json), both registered in a real Apicurio
 // registry, enabled with format auto (resolved from the subjects) through
 // `tarn serve`'s management API, then read with pyiceberg and DuckDB:
-// answers.json's first_200000, no duplicated Kafka record.
+// the sample's first_200000, no duplicated Kafka record.
 // Runs only with TARN_E2E=1.
 func TestE2EIngestFormats(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run against a real Kafka broker and schema registry (internal/testkafka)")
-	}
-	dataDir := filepath.Join("..", "..", "..", "shared", "data")
-	f, err := os.Open(filepath.Join(dataDir, "flights-3m.parquet"))
-	if err != nil {
-		testenv.Missing(t, "shared data not found beside the repository (%v); CI checks it out as ../shared/data", err)
-	}
-	rows, err := demo.ReadFlights(f, ingestRows)
-	f.Close()
-	require.NoError(t, err)
-	want := loadAnswers(t, filepath.Join(dataDir, "answers.json"))
+	testenv.E2E(t, "a real Kafka broker and schema registry (internal/testkafka)")
+	rows, want := sampleFlights(t, ingestRows)
 	python := setupPython(t)
 	protoText, err := os.ReadFile(filepath.Join("..", "..", "ingest", "protobuf", "testdata", "flights.proto"))
 	require.NoError(t, err)
 	jsText, err := os.ReadFile(filepath.Join("..", "..", "ingest", "jsonschema", "testdata", "flights.schema.json"))
 	require.NoError(t, err)
 
+	b, reg := testkafka.StartBroker(t), testkafka.StartRegistry(t) // before the deadline, as above
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	b := testkafka.StartBroker(t)
-	reg := testkafka.StartRegistry(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
-	rc, err := sr.NewClient(sr.URLs(reg.URL))
-	require.NoError(t, err)
+	rc := reg.Client(t)
 	tarn := startTarn(t, cleanEnv(), "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--kafka-brokers", b.Bootstrap, "--schema-registry-url", reg.URL)
 
@@ -391,38 +374,36 @@ func readTableWithEngines(t *testing.T, python string, tarn *tarnProc, ident str
 // (pyiceberg, DuckDB and its iceberg extension; cached in $HOME/.cache/tarn).
 func setupPython(t *testing.T) string { return testpython.Python(t) }
 
-// loadAnswers reads answers.json's flights-3m.parquet first_200000.
-func loadAnswers(t *testing.T, path string) demo.Totals {
+// sampleFlights returns the first n rows of the committed flights sample
+// (internal/sample) and the answers of its first ingestRows, checked
+// against the rows read.
+func sampleFlights(t *testing.T, n int) ([]demo.Flight, demo.Totals) {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	a, err := sample.LoadAnswers()
 	require.NoError(t, err)
-	var all map[string]map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(b, &all))
-	var a demo.Totals
-	require.NoError(t, json.Unmarshal(all["flights-3m.parquet"]["first_200000"], &a))
-	require.Equal(t, int64(ingestRows), a.Rows)
-	return a
+	rows, err := sample.Flights(n)
+	require.NoError(t, err)
+	require.Len(t, rows, n)
+	require.Equal(t, int64(ingestRows), a.First200000.Rows)
+	require.Equal(t, a.First200000, demo.TotalsOf(rows[:ingestRows]), "the parquet read agrees with answers.json")
+	return rows, a.First200000
 }
 
-// flightsTopic starts a real broker and registry (testkafka), creates the
-// demo's topic (demo.Partitions partitions) and registers its Avro schema,
-// and returns them with a producing client (manual partitioner) and rows
-// encoded in the registry's wire format.
-func flightsTopic(ctx context.Context, t *testing.T, rows []demo.Flight) (*testkafka.Broker, *testkafka.Registry, *kgo.Client, [][]byte) {
+// flightsTopic creates the demo's topic (demo.Partitions partitions) on b
+// and registers its Avro schema in reg, and returns a producing client
+// (manual partitioner) and rows encoded in the registry's wire format.
+func flightsTopic(ctx context.Context, t *testing.T, b *testkafka.Broker, reg *testkafka.Registry, rows []demo.Flight) (*kgo.Client, [][]byte) {
 	t.Helper()
-	b := testkafka.StartBroker(t)
-	reg := testkafka.StartRegistry(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
 	created, err := kadm.NewClient(cl).CreateTopic(ctx, demo.Partitions, 1, nil, demo.Topic)
 	require.NoError(t, err)
 	require.NoError(t, created.Err)
-	rc, err := sr.NewClient(sr.URLs(reg.URL))
-	require.NoError(t, err)
+	rc := reg.Client(t)
 	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
 	require.NoError(t, err)
 	values, err := demo.Encode(rows, ss.ID)
 	require.NoError(t, err)
-	return b, reg, cl, values
+	return cl, values
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/internal/demo"
+	"github.com/tarnhq/tarn/internal/testenv"
+	"github.com/tarnhq/tarn/internal/testkafka"
 	"github.com/tarnhq/tarn/maintenance"
 )
 
@@ -50,21 +52,20 @@ const soakFileBound = 60
 //
 // Runs only with TARN_E2E=1.
 func TestE2EMaintenanceSoak(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run against a real Kafka broker and schema registry (internal/testkafka)")
-	}
+	testenv.E2E(t, "a real Kafka broker and schema registry (internal/testkafka)")
 	minutes := 4
 	if v, err := strconv.Atoi(os.Getenv("TARN_SOAK_MINUTES")); err == nil && v > 0 {
 		minutes = v
 	}
 	const rate = 1000
 	python := setupPython(t)
+	b, reg := testkafka.StartBroker(t), testkafka.StartRegistry(t) // before the deadline: a first start fetches jars
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(minutes+10)*time.Minute)
 	defer cancel()
 
 	rows, err := demo.Flights()
 	require.NoError(t, err)
-	b, reg, cl, values := flightsTopic(ctx, t, rows)
+	cl, values := flightsTopic(ctx, t, b, reg, rows)
 
 	data := t.TempDir()
 	tarn := startTarn(t, cleanEnv(), "--listen", "127.0.0.1:0", "--data-dir", data,

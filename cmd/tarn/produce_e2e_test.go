@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/internal/testkafka"
 )
 
@@ -24,9 +24,7 @@ import (
 // subject, every record keyed and readable; a second create is refused
 // by the broker. Runs only with TARN_E2E=1.
 func TestE2EProduce(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run against a real Kafka broker and schema registry (internal/testkafka)")
-	}
+	testenv.E2E(t, "a real Kafka broker and schema registry (internal/testkafka)")
 	b := testkafka.StartBroker(t)
 	reg := testkafka.StartRegistry(t)
 	e := &kafkaEnv{brokers: b.Bootstrap, registry: reg.URL}

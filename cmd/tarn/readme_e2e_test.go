@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/internal/testenv"
 )
 
 // walkthroughMarker precedes the README's "Stream your own topic" block.
@@ -53,9 +55,7 @@ func freePort(t *testing.T) string {
 // collide). The query at its end must print the 1000 rows produced.
 // Runs only with TARN_E2E=1.
 func TestE2EReadmeWalkthrough(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run the README's walkthrough against a real Kafka broker and schema registry")
-	}
+	testenv.E2E(t, "the README's walkthrough against a real Kafka broker and schema registry")
 	block := readmeBlock(t, walkthroughMarker)
 	for _, step := range []string{"scripts/kafka.sh start", "scripts/schema-registry.sh start", "tarn topics create orders",
 		"tarn produce orders", "tarn topics enable orders", "load_catalog"} {

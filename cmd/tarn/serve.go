@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -94,16 +95,53 @@ the environment, which wins over the file.`,
 	return cmd
 }
 
-func newLogger(level string) (*slog.Logger, error) {
+// logLevel parses --log-level: slog's level names, in any case (slog also
+// takes an offset, as in debug+2).
+func logLevel(level string) (slog.Level, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return 0, fmt.Errorf("--log-level must be debug, info, warn or error, got %q", level)
+	}
+	return l, nil
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	l, err := logLevel(level)
+	if err != nil {
+		return nil, err
 	}
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
-// validate refuses settings that would make the server misbehave later.
+// checkListen refuses a --listen that net.Listen would refuse for its
+// form, before anything is created: it must be host:port, with a port
+// number (0: any free one) or service name; the host may be empty (every
+// interface). A bare port is refused rather than guessed: ":18381" binds
+// every interface and "127.0.0.1:18381" only this machine, and the error
+// offers both.
+func checkListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		if _, perr := strconv.ParseUint(addr, 10, 16); perr == nil {
+			return fmt.Errorf("--listen %q is not host:port: use 127.0.0.1:%s (this machine only) or :%s (every interface)", addr, addr, addr)
+		}
+		return fmt.Errorf("--listen %q is not host:port (e.g. 127.0.0.1:8181, or :8181 for every interface)", addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("--listen %q: the port must be a number from 0 to 65535, got %q", addr, port)
+	}
+	return nil
+}
+
+// validate refuses settings that would make the server misbehave later;
+// it creates nothing.
 func (cfg serveConfig) validate() error {
+	if err := checkListen(cfg.listen); err != nil {
+		return err
+	}
+	if _, err := logLevel(cfg.logLevel); err != nil {
+		return err
+	}
 	if cfg.idempotencyKeyLifetime < time.Second {
 		return fmt.Errorf("--idempotency-key-lifetime must be at least 1s, got %s", cfg.idempotencyKeyLifetime)
 	}
@@ -200,12 +238,15 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	}
 	whs, err := cfg.storage.warehouses(whLoc, cfg.warehouse != "")
 	if err != nil {
+		if cfg.warehouse == "" { // the default warehouse is in the data dir
+			return nil, fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
+		}
 		return nil, err
 	}
 	wh := whs[0] // the default
 	store, err := bolt.Open(dataDir)
 	if err != nil {
-		return nil, err
+		return nil, dataDirError(cfg.dataDir, err)
 	}
 	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log, ValidateTableProperties: maintenance.ValidateProperties})
 	if err != nil {
@@ -251,6 +292,21 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	}
 	c.tls = cfg.auth.tlsCert != ""
 	return c, nil
+}
+
+// dataDirError names --data-dir as the user gave it (not only the derived
+// absolute path of the file inside it) in an error of bolt.Open; a data
+// dir another Tarn holds says so, with its pid when known.
+func dataDirError(given string, err error) error {
+	var inUse *bolt.InUseError
+	if errors.As(err, &inUse) {
+		holder := "another tarn process"
+		if inUse.PID > 0 {
+			holder += fmt.Sprintf(" (pid %d)", inUse.PID)
+		}
+		return fmt.Errorf("--data-dir %s is in use by %s: stop it, or give this one another --data-dir", given, holder)
+	}
+	return fmt.Errorf("--data-dir %s: %w", given, err)
 }
 
 // serve logs "tarn serving" with the bound address and serves until ctx

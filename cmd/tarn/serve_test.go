@@ -289,15 +289,9 @@ func TestConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(root, "data")}, tt.args...)
-			cmd := exec.Command(tarnBin, args...)
-			cmd.Env = cleanEnv(tt.env...)
-			out, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			require.ErrorAs(t, err, &ee, "serve must fail; output:\n%s", out)
-			assert.Equal(t, 1, ee.ExitCode())
-			assert.Contains(t, string(out), tt.want)
-			assert.NotContains(t, string(out), "tarn serving")
-			assert.NotContains(t, string(out), "hush-hush", "no credential in errors")
+			out := serveFails(t, exec.Command(tarnBin, args...), tt.env...)
+			assert.Contains(t, out, tt.want)
+			assert.NotContains(t, out, "hush-hush", "no credential in errors")
 		})
 	}
 }

@@ -86,8 +86,11 @@ func (s *storageConfig) warehouses(location string, locationSet bool) ([]*catalo
 	}
 	if !hasDefault {
 		wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, location, s.props())
-		if err != nil {
+		if err != nil && locationSet {
 			return nil, fmt.Errorf("--warehouse: %w", err)
+		}
+		if err != nil {
+			return nil, err // the default location, in the data dir: the caller names --data-dir
 		}
 		out = append(out, wh)
 		seen[catalog.DefaultWarehouse] = true

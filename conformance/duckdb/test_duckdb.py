@@ -51,6 +51,7 @@ from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import BucketTransform, HourTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
+from preconditions import missing
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "conformance" / "lib"))
@@ -519,7 +520,7 @@ def test_18_topic_materialized_table(con, cat: RestCatalog, answers: dict) -> No
     the _kafka struct's fields are readable."""
     ident = os.environ.get("TARN_TOPIC_TABLE")
     if not ident:
-        pytest.skip("no topic-materialized table: conformance/run starts `tarn demo` for this suite")
+        missing("no topic-materialized table (TARN_TOPIC_TABLE): conformance/run starts `tarn demo` for this suite")
     need("attached")
     deadline = time.monotonic() + 120
     total = -1

@@ -51,6 +51,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table.sorting import SortDirection
 from pyiceberg.transforms import DayTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
+from preconditions import missing
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "conformance" / "lib"))
@@ -877,7 +878,7 @@ def test_18_topic_materialized_table(spark, cat: RestCatalog, answers: dict) -> 
     column as a struct, and the table refuses Spark's writes (catalog-owned)."""
     ident = os.environ.get("TARN_TOPIC_TABLE")
     if not ident:
-        pytest.skip("no topic-materialized table: conformance/run starts `tarn demo` for this suite")
+        missing("no topic-materialized table (TARN_TOPIC_TABLE): conformance/run starts `tarn demo` for this suite")
     wait_topic_table(cat, ident, answers["rows"])
     name = f"{CAT}.{ident}"
     assert rows(spark, f"SELECT count(*), sum(delay), sum(distance) FROM {name}") == [

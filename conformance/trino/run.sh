@@ -26,7 +26,8 @@
 # Exit:    non-zero when a test failed, Trino did not start, or pytest itself did
 #          not complete. When Trino cannot run on this machine at all (no Java 25
 #          JDK, Maven refuses the artifacts) the suite is reported as one skipped
-#          test whose reason names the blocker, and exits 0.
+#          test whose reason names the blocker, and exits 0; under CI=true that
+#          is a failure (exit 1) instead: CI must not pass without Trino.
 #
 # Installing Trino: the server tarball (io.trino:trino-server:<v>:tar.gz) and
 # trino-server-main (the jar with the launcher's main class) are not served by
@@ -69,6 +70,9 @@ run_dir=$(cd "$run_dir" && pwd)
 # summary line say why. Exits: 0 for a skip, 1 for a failure.
 report_one() {
   local kind=$1 message=$2 junit="$run_dir/trino-junit.xml"
+  if [[ $kind == skipped && ( ${CI:-} == true || ${CI:-} == 1 ) ]]; then
+    kind=failure message="precondition missing (CI=true, so this fails instead of skipping): $message"
+  fi
   python3 - "$junit" "$kind" "$message" <<'EOF'
 import sys
 from xml.sax.saxutils import quoteattr

@@ -20,6 +20,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/internal/demo"
+	"github.com/tarnhq/tarn/internal/sample"
 )
 
 // BenchmarkBufferToParquet measures the pipeline's data path without
@@ -33,11 +34,12 @@ import (
 // one data file, of 1,000,000 rows. This is bench/ingest's "limit" path
 // with the pipeline's own buffer and _kafka appender.
 //
-// The rows are the 10,000 of testdata, repeated; with TARN_BENCH_FLIGHTS
-// set to a flights Parquet file (bench/ingest's
-// ../shared/data/flights-3m.parquet) its first 1,000,000 rows instead.
-// Repeated rows keep every column's Parquet dictionary small, which the
-// real data does not. Reported besides ns/op: rows/s (wall), rows/cpu-s
+// The rows are the 220,000 of the committed flights sample
+// (internal/sample), repeated; with TARN_BENCH_FLIGHTS set to a flights
+// Parquet file (bench/run passes ../shared/data/flights-3m.parquet when
+// it is there) its first 1,000,000 rows instead. Repeated rows keep the
+// Parquet dictionaries of some columns smaller than the real data does.
+// Reported besides ns/op: rows/s (wall), rows/cpu-s
 // (the process's CPU time: the writer runs goroutines of its own), and
 // payload MB/s (value bytes after the 5-byte header).
 //
@@ -148,12 +150,16 @@ func (e *writeEnv) fill(tb testing.TB) {
 	}
 }
 
-// benchFlights returns the first n rows of $TARN_BENCH_FLIGHTS, or the
-// 10,000 testdata rows when it is unset.
+// benchFlights returns the first n rows of $TARN_BENCH_FLIGHTS, or n
+// rows of the committed sample repeated (sample.Repeat) when it is unset.
 func benchFlights(n int) ([]demo.Flight, error) {
 	path := os.Getenv("TARN_BENCH_FLIGHTS")
 	if path == "" {
-		return demo.Flights()
+		rows, err := sample.Flights(0)
+		if err != nil {
+			return nil, err
+		}
+		return sample.Repeat(rows, n, sample.Span), nil
 	}
 	f, err := os.Open(path)
 	if err != nil {

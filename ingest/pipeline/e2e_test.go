@@ -2,23 +2,14 @@ package pipeline_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,6 +22,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/sink"
 	kafkasource "github.com/tarnhq/tarn/ingest/source"
 	"github.com/tarnhq/tarn/internal/demo"
+	"github.com/tarnhq/tarn/internal/sample"
 	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/internal/testkafka"
 )
@@ -49,40 +41,38 @@ const (
 	e2eWait = 90 * time.Second
 )
 
-// TestE2EFlights materializes the first 200,000 rows of
-// ../shared/data/flights-3m.parquet, produced as Avro (internal/demo's
-// schema, Confluent wire format, registered in a real Apicurio Registry)
-// in Kafka transactions to a real Kafka 4.4 broker, with one aborted
-// transaction among them, and matches answers.json's first_200000: no
-// row lost, none duplicated, none of the aborted ones. A second pipeline
-// on the same catalog then resumes from the table and adds exactly the
-// next 10,000 rows. Runs only with TARN_E2E=1.
+// TestE2EFlights materializes the first 200,000 rows of the committed
+// flights sample (internal/sample: testdata/flights-220k.parquet), produced
+// as Avro (internal/demo's schema, Confluent wire format, registered in a
+// real Apicurio Registry) in Kafka transactions to a real Kafka 4.4 broker,
+// with one aborted transaction among them, and matches the sample's
+// first_200000 in testdata/answers.json: no row lost, none duplicated,
+// none of the aborted ones. A second pipeline on the same catalog then
+// resumes from the table and adds exactly the next 10,000 rows. Runs only
+// with TARN_E2E=1.
 func TestE2EFlights(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run against a real Kafka broker and schema registry (internal/testkafka)")
-	}
+	testenv.E2E(t, "a real Kafka broker and schema registry (internal/testkafka)")
 	if testing.Short() {
 		t.Skip("not under -short")
 	}
-	dataDir := filepath.Join("..", "..", "..", "shared", "data")
-	parquetPath := filepath.Join(dataDir, "flights-3m.parquet")
-	if _, err := os.Stat(parquetPath); err != nil {
-		testenv.Missing(t, "shared data not found beside the repository (%s: %v); CI checks it out as ../shared/data", parquetPath, err)
-	}
-	want := loadE2EAnswers(t, filepath.Join(dataDir, "answers.json"))
+	a, err := sample.LoadAnswers()
+	require.NoError(t, err)
+	want := answers(a.First200000)
 	began := time.Now()
-	rows := readParquetFlights(t, parquetPath, e2eRows+e2eMoreRows)
+	rows, err := sample.Flights(e2eRows + e2eMoreRows)
+	require.NoError(t, err)
 	require.Len(t, rows, e2eRows+e2eMoreRows)
-	require.Equal(t, want, demoTotals(rows[:e2eRows]), "the parquet read agrees with answers.json")
-	t.Logf("read %d rows of %s in %v", len(rows), parquetPath, time.Since(began).Round(time.Millisecond))
+	require.Equal(t, want, answers(demo.TotalsOf(rows[:e2eRows])), "the parquet read agrees with answers.json")
+	t.Logf("read %d rows of %s in %v", len(rows), sample.File, time.Since(began).Round(time.Millisecond))
 
-	ctx, cancelAll := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancelAll()
-
+	// The services before the deadline: their first start on a machine
+	// fetches and builds their jars (minutes).
 	began = time.Now()
 	b := testkafka.StartBroker(t)
 	reg := testkafka.StartRegistry(t)
 	t.Logf("broker %s and registry %s started in %v", b.Bootstrap, reg.URL, time.Since(began).Round(time.Millisecond))
+	ctx, cancelAll := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancelAll()
 
 	// Topic and schema.
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap))
@@ -93,8 +83,7 @@ func TestE2EFlights(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, created.Err)
 
-	rc, err := sr.NewClient(sr.URLs(reg.URL))
-	require.NoError(t, err)
+	rc := reg.Client(t)
 	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
 	require.NoError(t, err)
 	values, err := demo.Encode(rows, ss.ID)
@@ -272,7 +261,7 @@ func TestE2EFlights(t *testing.T) {
 	t.Logf("second pipeline reached the last stable offsets %v in %v (from produce): %+v",
 		stable2, time.Since(began).Round(time.Millisecond), second.Status())
 	require.NoError(t, r.stop(t))
-	check(e2eRows+e2eMoreRows, demoTotals(rows))
+	check(e2eRows+e2eMoreRows, answers(demo.TotalsOf(rows)))
 	st = second.Status()
 	assert.Equal(t, int64(e2eMoreRows), st.Rows, "the second pipeline read only the new rows")
 	assert.Empty(t, st.Errors)
@@ -318,68 +307,4 @@ func waitStable(t *testing.T, ctx context.Context, adm *kadm.Client) map[int32]i
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func loadE2EAnswers(t *testing.T, path string) answers {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var all map[string]map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(b, &all))
-	raw, ok := all["flights-3m.parquet"]["first_200000"]
-	require.True(t, ok, "%s has no flights-3m.parquet.first_200000", path)
-	var a answers
-	require.NoError(t, json.Unmarshal(raw, &a))
-	require.Equal(t, int64(e2eRows), a.Rows)
-	return a
-}
-
-func demoTotals(fs []demo.Flight) answers {
-	var a answers
-	for _, f := range fs {
-		a.Rows++
-		a.SumDelay += f.Delay
-		a.SumDistance += f.Distance
-	}
-	return a
-}
-
-// readParquetFlights reads the first n rows of a flights parquet file
-// (date timestamp[us], delay and distance int64, origin and destination
-// strings) with pqarrow, batch by batch.
-func readParquetFlights(t *testing.T, path string, n int) []demo.Flight {
-	t.Helper()
-	pf, err := file.OpenParquetFile(path, false)
-	require.NoError(t, err)
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	require.NoError(t, err)
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-	require.NoError(t, err)
-	defer rr.Release()
-	type stringCol interface{ Value(int) string }
-	out := make([]demo.Flight, 0, n)
-	for len(out) < n && rr.Next() {
-		rec := rr.RecordBatch()
-		col := func(name string) arrow.Array {
-			idx := rec.Schema().FieldIndices(name)
-			require.Len(t, idx, 1, "column %s in %s", name, rec.Schema())
-			return rec.Column(idx[0])
-		}
-		d, ok1 := col("date").(*array.Timestamp)
-		dl, ok2 := col("delay").(*array.Int64)
-		ds, ok3 := col("distance").(*array.Int64)
-		o, ok4 := col("origin").(stringCol)
-		de, ok5 := col("destination").(stringCol)
-		require.True(t, ok1 && ok2 && ok3 && ok4 && ok5, "unexpected columns %s", rec.Schema())
-		require.Equal(t, arrow.Microsecond, d.DataType().(*arrow.TimestampType).Unit, "date unit")
-		for i := 0; i < int(rec.NumRows()) && len(out) < n; i++ {
-			out = append(out, demo.Flight{Date: int64(d.Value(i)), Delay: dl.Value(i), Distance: ds.Value(i),
-				Origin: o.Value(i), Destination: de.Value(i)})
-		}
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		require.NoError(t, err)
-	}
-	return out
 }

@@ -1,13 +1,13 @@
 package source_test
 
 import (
-	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/ingest/source"
+	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/internal/testkafka"
 )
 
@@ -16,9 +16,7 @@ import (
 // broker's transaction markers land a moment after EndTransaction), gaps
 // from DeleteRecords at Open and after a Reseek, and exact lag.
 func TestE2E(t *testing.T) {
-	if os.Getenv("TARN_E2E") != "1" {
-		t.Skip("set TARN_E2E=1 to run against a real Kafka broker (scripts/kafka.sh)")
-	}
+	testenv.E2E(t, "a real Kafka broker (internal/testkafka)")
 	b := testkafka.StartBroker(t)
 	k := newKafka(t, []string{b.Bootstrap}, nil)
 	created, err := k.adm.CreateTopic(ctxT(t), 3, 1, nil, testTopic)

@@ -63,5 +63,6 @@
 //   - errcount.go: bad records counted once each (pipeline.Deps.OnBadRecord).
 //   - partition.go: partition spec evolution (Update).
 //   - metrics.go: the per-topic Prometheus collector.
+//   - brokers.go: the probe of the seed brokers ([Manager.Brokers], /readyz).
 //   - errors.go: sentinels.
 package topics

@@ -84,6 +84,8 @@ type Manager struct {
 	byTable map[string]*topic
 	started bool
 	closed  bool
+	// brokers is the latest probe of the seed brokers (brokers.go).
+	brokers BrokerState
 }
 
 // New returns a manager over deps and installs it as the catalog's owner
@@ -107,6 +109,7 @@ func New(deps Deps) (*Manager, error) {
 			return nil, fmt.Errorf("topics: kafka client: %w", err)
 		}
 		m.kcl, m.adm = cl, kadm.NewClient(cl)
+		m.brokers.Brokers = deps.Brokers
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if deps.Metrics != nil {
@@ -172,6 +175,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	}
 	if m.kcl != nil {
 		m.wg.Go(m.refreshLagLoop)
+		m.wg.Go(m.probeBrokersLoop)
 	}
 	m.log.Info("topics loaded", "topics", len(recs))
 	return nil

@@ -115,8 +115,8 @@ func ReadFlights(r parquet.ReaderAtSeeker, n int) ([]Flight, error) {
 	return out, nil
 }
 
-// Totals are the aggregates ../shared/data/answers.json records for a
-// prefix of the flights data (e.g. flights-3m.parquet first_200000).
+// Totals are the aggregates testdata/answers.json records for a flights
+// file or a prefix of it (e.g. flights-220k.parquet first_200000).
 type Totals struct {
 	Rows        int64 `json:"rows"`
 	SumDelay    int64 `json:"sum_delay"`

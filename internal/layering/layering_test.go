@@ -56,6 +56,7 @@ var allowed = map[string][]string{
 	// of the product imports them. Test files are not checked.
 	"internal/demo":        {"internal/produce"},
 	"internal/produce":     {"ingest/...", "internal/strictjson"},
+	"internal/sample":      {"internal/demo", "internal/testenv"},
 	"internal/test...":     {"..."},
 	"internal/arrowtest":   {},
 	"internal/connecttest": {"..."},

@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"strings"
 	"testing"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/testenv"
 )
 
 // EnvEndpoint names the moto endpoint (http://127.0.0.1:PORT).
@@ -43,11 +43,7 @@ const (
 // Endpoint returns the moto endpoint, or skips t when none is configured.
 func Endpoint(t testing.TB) string {
 	t.Helper()
-	ep := os.Getenv(EnvEndpoint)
-	if ep == "" {
-		t.Skip(EnvEndpoint + " is not set (start scripts/moto.sh)")
-	}
-	return ep
+	return testenv.OptIn(t, EnvEndpoint, "start scripts/moto.sh")
 }
 
 // Props are warehouse properties for the moto at endpoint with static

@@ -60,7 +60,7 @@ func TestRunMissingTool(t *testing.T) {
 			r := &recorder{TB: t}
 			testservice.Run(r, []string{path}, "postgres.sh", "start", filepath.Join(t.TempDir(), "pg"))
 			if tc.fail {
-				assert.Contains(t, r.fatal, "CI=true and a precondition is missing")
+				assert.Contains(t, r.fatal, "precondition missing (CI=true, so this fails instead of skipping)")
 				assert.Contains(t, r.fatal, "python3 not found")
 				assert.Empty(t, r.skip)
 			} else {
