@@ -241,6 +241,13 @@ func moduleSentinels(t *testing.T, root string) map[string]bool {
 			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
 				return filepath.SkipDir
 			}
+			// An internal package below another package (ingest/internal/...)
+			// cannot be imported here, nor can its sentinels reach a
+			// handler: the packages of its subtree translate them into
+			// their own (codec's classes), which are covered.
+			if rel, err := filepath.Rel(root, path); err == nil && d.Name() == "internal" && filepath.Dir(rel) != "." {
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
