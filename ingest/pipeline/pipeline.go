@@ -181,6 +181,11 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 
 	p.stopping = ctx.Done()
 	if err := p.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while starting (a load or the key index rebuild
+			// cut short): nothing was read, so nothing is lost.
+			return nil
+		}
 		return err
 	}
 	defer p.stop()
@@ -675,6 +680,16 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	switch {
 	case err == nil:
 		return false, p.committed(batch, w)
+	case errors.Is(err, sink.ErrMainMoved):
+		// An upsert batch after another writer's commit (a compaction):
+		// read it again on a key index of the new head.
+		p.log.Info("batch dropped: the table changed since it was planned; re-reading on the new head", "err", err)
+		head, herr := p.sink.Head(ctx)
+		if herr != nil {
+			return false, errors.Join(err, herr)
+		}
+		p.reseek(head.Next, batch.Ranges)
+		return true, nil
 	case errors.As(err, &stale):
 		p.log.Info("batch dropped: another writer committed its offsets; re-seeking from the table", "err", err)
 		p.reseek(stale.Head.Next, batch.Ranges)

@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
-		"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/pipeline"
+	"github.com/tarnhq/tarn/maintenance"
 )
 
 // upsertSchema is the value of the upsert tests' records: the key's id
@@ -73,7 +75,8 @@ func (e *env) upsertRows() map[int64]int64 {
 // TestUpsertModel holds an upsert table to an in-memory map through
 // random upserts and tombstones on random keys (deletes of absent keys,
 // many changes of one key in one batch), with the pipeline restarted at
-// random moments: after every round the table, read by iceberg-go's scan,
+// random moments and compaction (the maintenance job, committing
+// between the pipeline's batches) run at random: after every round the table, read by iceberg-go's scan,
 // equals the map exactly, with one row per key. TARN_UPSERT_ROUNDS runs
 // longer (docs/upsert.md).
 func TestUpsertModel(t *testing.T) {
@@ -89,6 +92,10 @@ func TestUpsertModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 
 	e := newUpsertEnv(t)
+	sched, err := maintenance.New(maintenance.Config{Disabled: true}, maintenance.Deps{Catalog: e.cat,
+		Owned: func(catalog.Ident) bool { return true }})
+	require.NoError(t, err)
+	var compactions, compacted int
 	model := map[int64]int64{}
 	var version int64
 	p := e.newPipeline(e.upsertConfig(), nil)
@@ -115,6 +122,16 @@ func TestUpsertModel(t *testing.T) {
 			e.produce(recs[:k]...)
 			recs = recs[k:]
 			if rng.IntN(3) == 0 {
+				// While the pipeline runs: its next commit finds main
+				// moved and re-reads on a fresh key index.
+				res, err := sched.RunJobs(e.ctx, e.ident, []string{maintenance.JobCompact})
+				require.NoError(t, err)
+				compactions++
+				if res[0].Skipped == "" {
+					compacted++
+				}
+			}
+			if rng.IntN(3) == 0 {
 				time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 				require.NoError(t, r.stop(t))
 				p = e.newPipeline(e.upsertConfig(), nil)
@@ -123,10 +140,12 @@ func TestUpsertModel(t *testing.T) {
 		}
 		e.waitHead(r, e.nonEmptyEnds())
 		require.Equal(t, model, e.upsertRows(), "round %d (seed %d)", round, seed)
-		st := p.Status()
-		require.Equal(t, int64(len(model)), st.IndexKeys, "round %d", round)
+		// The status follows the commit the table already shows.
+		require.Eventually(t, func() bool { return p.Status().IndexKeys == int64(len(model)) }, waitTimeout, 10*time.Millisecond,
+			"round %d: index keys %d, want %d", round, p.Status().IndexKeys, len(model))
 	}
 	require.NoError(t, r.stop(t))
+	t.Logf("%d compactions, %d of them rewrote files", compactions, compacted)
 
 	// The table's format is what every engine reads: v2, position
 	// deletes only, each scoped to one data file.
@@ -159,6 +178,8 @@ func TestUpsertBatchFolding(t *testing.T) {
 	r := e.start(p)
 	e.waitHead(r, e.nonEmptyEnds())
 	require.Equal(t, map[int64]int64{1: 3}, e.upsertRows())
+	// The status follows the commit the table already shows.
+	require.Eventually(t, func() bool { return p.Status().Commits == 1 }, waitTimeout, 10*time.Millisecond)
 	st := p.Status()
 	require.Equal(t, int64(4), st.Upserts)
 	require.Equal(t, int64(2), st.Deletes)
@@ -173,6 +194,7 @@ func TestUpsertBatchFolding(t *testing.T) {
 	e.produce(e.upsertRecord(1, 0, true))
 	e.waitHead(r, e.nonEmptyEnds())
 	require.Empty(t, e.upsertRows())
+	require.Eventually(t, func() bool { return p.Status().Commits == 3 }, waitTimeout, 10*time.Millisecond)
 	st = p.Status()
 	require.Equal(t, int64(2), st.RowsDeleted)
 	require.Equal(t, int64(0), st.IndexKeys)
