@@ -3,6 +3,7 @@
 and print what each saw as one JSON object on stdout.
 
 Usage: <venv>/bin/python scripts/read-table.py URI NAMESPACE.TABLE [SUM_COLUMN...]
+       <venv>/bin/python scripts/read-table.py URI NAMESPACE.TABLE --rows COLUMN...
 
 For each engine: the row count, the sum of every SUM_COLUMN, and the number
 of (_kafka.partition, _kafka.offset) pairs that occur more than once (a
@@ -11,6 +12,9 @@ against testdata/answers.json. pyiceberg scans the table to Arrow;
 DuckDB (iceberg extension from the venv's duckdb-ext wheels, never
 downloaded) attaches Tarn as an Iceberg REST catalog. The venv is
 scripts/setup-python.sh's.
+
+With --rows, each engine instead returns every row of the named columns,
+sorted: the upsert tests compare a table with its source row by row.
 """
 
 from __future__ import annotations
@@ -58,10 +62,31 @@ def with_duckdb(uri: str, ident: str, cols: list[str]) -> dict:
     return out
 
 
+def rows_with_pyiceberg(uri: str, ident: str, cols: list[str]) -> list:
+    tbl = RestCatalog("tarn", uri=uri).load_table(ident).scan(selected_fields=tuple(cols)).to_arrow()
+    return sorted(zip(*(tbl.column(c).to_pylist() for c in cols)))
+
+
+def rows_with_duckdb(uri: str, ident: str, cols: list[str]) -> list:
+    con = duckdb_ext.init(duckdb.connect())
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("LOAD iceberg")
+    con.execute(f"ATTACH 'default' AS tarn (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none')")
+    ns, name = ident.rsplit(".", 1)
+    sel = ", ".join(f'"{c}"' for c in cols)
+    rows = con.execute(f'SELECT {sel} FROM tarn."{ns}"."{name}"').fetchall()
+    con.close()
+    return sorted(rows)
+
+
 def main() -> None:
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     uri, ident, cols = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if cols[:1] == ["--rows"]:
+        cols = cols[1:]
+        print(json.dumps({"pyiceberg": rows_with_pyiceberg(uri, ident, cols), "duckdb": rows_with_duckdb(uri, ident, cols)}))
+        return
     print(json.dumps({"pyiceberg": with_pyiceberg(uri, ident, cols), "duckdb": with_duckdb(uri, ident, cols)}))
 
 

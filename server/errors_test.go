@@ -31,6 +31,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/ingest/source"
 	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/ingest/upsert"
 	"github.com/tarnhq/tarn/internal/strictjson"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/server"
@@ -166,6 +167,9 @@ func TestErrorMapping(t *testing.T) {
 		{"ingest/sink.ErrSortedTable", sink.ErrSortedTable, spec.ServerError},
 		{"ingest/sink.ErrWrittenDone", sink.ErrWrittenDone, spec.ServerError},
 		{"ingest/sink.ErrStaleBatch", sink.ErrStaleBatch, spec.ServerError},
+		{"ingest/sink.ErrMainMoved", sink.ErrMainMoved, spec.ServerError},
+		{"ingest/upsert.ErrIndexMismatch", upsert.ErrIndexMismatch, spec.ServerError},
+		{"ingest/upsert.ErrPartitioned", upsert.ErrPartitioned, spec.ServerError},
 		{"ingest/pipeline.ErrInvalidConfig", pipeline.ErrInvalidConfig, spec.ServerError},
 		{"ingest/pipeline.ErrTableShape", pipeline.ErrTableShape, spec.ServerError},
 		{"ingest/pipeline.ErrSuspended", pipeline.ErrSuspended, spec.ServerError},

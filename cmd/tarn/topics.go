@@ -67,6 +67,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 		Example: `  tarn topics enable orders --table sales.orders
   tarn topics enable orders --table sales.orders --format avro --error-mode skip --target-lag-ms 1000 --start latest
   tarn topics enable clicks --table web.clicks --format json --schema-file clicks-schema.json
+  tarn topics enable customers --table crm.customers --mode upsert
   tarn topics enable films --table media.films --format json --schema-file films.schema.json --field-name-matching case-insensitive --timestamp-unit us`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -97,7 +98,8 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	f.StringVar(&cfg.Table, "table", "", "Iceberg table, namespace.name (created; required)")
 	f.StringVar(&cfg.Format, "format", "", "auto (default), avro, protobuf, json-schema, json, connect-json or raw")
 	f.StringVar(&cfg.ErrorMode, "error-mode", "", "suspend (default), skip or dlq")
-	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp); "" or [] alone: unpartitioned)`)
+	f.StringVar(&cfg.Mode, "mode", "", "append (default: every record a row) or upsert (one row per record key; a tombstone deletes it)")
+	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp), for --mode upsert unpartitioned; "" or [] alone: unpartitioned)`)
 	f.Int64Var(&cfg.TargetLagMs, "target-lag-ms", 0, "freshness target in ms (default 10000, at least 1000)")
 	f.Int64Var(&cfg.TargetFileSizeBytes, "target-file-size-bytes", 0, "flush at this buffered size (default 134217728)")
 	f.StringVar(&cfg.Start, "start", "", "earliest (default) or latest")
@@ -346,6 +348,13 @@ func (c *topicsClient) printStatus(w io.Writer, st topics.Status) error {
 	line("cluster", st.Cluster)
 	line("format", st.Config.Format)
 	line("error mode", st.Config.ErrorMode)
+	line("mode", st.Config.Mode)
+	if u := st.Upsert; u != nil {
+		line("upserts", strconv.FormatInt(u.Upserts, 10))
+		line("deletes", fmt.Sprintf("%d (%d of absent keys)", u.Deletes, u.NoopDeletes))
+		line("rows deleted", strconv.FormatInt(u.RowsDeleted, 10))
+		line("key index", fmt.Sprintf("%d keys, %d key bytes", u.IndexKeys, u.IndexKeyBytes))
+	}
 	ps := strings.Join(st.Config.PartitionSpec, ", ")
 	if len(st.Config.PartitionSpec) == 0 {
 		ps = "unpartitioned"

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/ingest/upsert"
 )
 
 const (
@@ -44,6 +45,9 @@ type buffer struct {
 	// bad are the bad records held for the dead letter table (error mode
 	// dlq), in the order read.
 	bad []badRecord
+	// changes are, in upsert mode, the keyed changes in the order read:
+	// one per row, and one per tombstone.
+	changes []upsert.Change
 }
 
 // newBuffer returns an empty buffer building records of schema sc, which
@@ -113,7 +117,7 @@ func (u *buffer) take() (sink.Batch, []badRecord) {
 		u.recs = append(u.recs, u.b.NewRecordBatch())
 	}
 	batch, bad := sink.Batch{Records: u.recs, Ranges: maps.Clone(u.ranges)}, u.bad
-	u.recs, u.rows, u.bytes, u.first, u.bad = nil, 0, 0, time.Time{}, nil
+	u.recs, u.rows, u.bytes, u.first, u.bad, u.changes = nil, 0, 0, time.Time{}, nil, nil
 	clear(u.ranges)
 	return batch, bad
 }

@@ -61,6 +61,20 @@ const (
 	FieldNamesCaseInsensitive FieldNameMatching = "case-insensitive"
 )
 
+// Mode is how a topic's records become rows (docs/upsert.md).
+type Mode string
+
+const (
+	// ModeAppend (the default) appends every record as a row; a record
+	// without a value is a bad record (KindNoValue).
+	ModeAppend Mode = "append"
+	// ModeUpsert keeps one row per Kafka record key: a record with a
+	// value replaces its key's row, a record without one (a tombstone)
+	// deletes it. The table is unpartitioned; replaced rows are retired
+	// by position deletes.
+	ModeUpsert Mode = "upsert"
+)
+
 // Config is one topic materialized into one table. The zero values of
 // TargetLag, TargetFileSizeBytes, ErrorMode, PartitionSpec and, for
 // FormatJSON, TimestampUnit and FieldNameMatching mean their defaults.
@@ -120,6 +134,10 @@ type Config struct {
 	// columns: FieldNamesExact (default) or FieldNamesCaseInsensitive.
 	// Empty for the other formats, whose schemas name the fields.
 	FieldNameMatching FieldNameMatching
+	// Mode is ModeAppend (default) or ModeUpsert. An upsert table is
+	// unpartitioned: PartitionSpec must be nil (its default there) or
+	// empty.
+	Mode Mode
 }
 
 // WithDefaults returns c with every zero-valued optional field set to its
@@ -134,8 +152,14 @@ func (c Config) WithDefaults() Config {
 	if c.ErrorMode == "" {
 		c.ErrorMode = ErrorModeSuspend
 	}
+	if c.Mode == "" {
+		c.Mode = ModeAppend
+	}
 	if c.PartitionSpec == nil {
 		c.PartitionSpec = []string{DefaultPartitionSpec}
+		if c.Mode == ModeUpsert {
+			c.PartitionSpec = []string{}
+		}
 	}
 	if c.Format == "" {
 		c.Format = FormatAuto
@@ -182,6 +206,12 @@ func (c Config) Validate() error {
 	}
 	if err := c.Table.Validate(); err != nil {
 		return fmt.Errorf("%w: table %q: %v", ErrInvalidConfig, c.Table, err)
+	}
+	switch {
+	case c.Mode != ModeAppend && c.Mode != ModeUpsert:
+		return fmt.Errorf("%w: unknown mode %q (append or upsert)", ErrInvalidConfig, c.Mode)
+	case c.Mode == ModeUpsert && len(c.PartitionSpec) > 0:
+		return fmt.Errorf("%w: an upsert table is unpartitioned (partition-spec %v given; see docs/upsert.md)", ErrInvalidConfig, c.PartitionSpec)
 	}
 	switch c.ErrorMode {
 	case ErrorModeSuspend, ErrorModeSkip, ErrorModeDLQ:

@@ -45,6 +45,13 @@ const (
 	// KindNoValue: the record has no value at all (a tombstone), which an
 	// append-only table cannot hold. Record-level.
 	KindNoValue ErrorKind = "no_value"
+	// KindNoKey: in upsert mode, the record has no key, so no row it
+	// could replace. Record-level.
+	KindNoKey ErrorKind = "no_key"
+	// KindBadKey: in upsert mode, the record's key cannot be decoded (a
+	// registry key whose schema is unknown or not Avro or JSON Schema, or
+	// whose payload does not decode). Record-level.
+	KindBadKey ErrorKind = "bad_key"
 	// KindUnknownSchema: the registry has no schema with the record's id.
 	// Record-level.
 	KindUnknownSchema ErrorKind = "unknown_schema"

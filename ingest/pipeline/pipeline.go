@@ -19,6 +19,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/ingest/source"
+	"github.com/tarnhq/tarn/ingest/upsert"
 )
 
 const (
@@ -111,6 +112,10 @@ type Pipeline struct {
 	stopping <-chan struct{}
 	// coverBefore is the coverage of decoders replaced (Status.Coverage).
 	coverBefore codec.Coverage
+	// keys decodes record keys and index is the key index of the sink's
+	// base snapshot (nil: to be rebuilt), in upsert mode only.
+	keys  *keyDecoder
+	index *upsert.Index
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -176,6 +181,11 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 
 	p.stopping = ctx.Done()
 	if err := p.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while starting (a load or the key index rebuild
+			// cut short): nothing was read, so nothing is lost.
+			return nil
+		}
 		return err
 	}
 	defer p.stop()
@@ -187,6 +197,7 @@ func (p *Pipeline) start(ctx context.Context) error {
 	s, err := sink.Open(ctx, p.deps.Tables, sink.Config{
 		Table: p.ident, Cluster: p.cfg.Cluster, Topic: p.cfg.Topic,
 		TargetFileSizeBytes: p.cfg.TargetFileSizeBytes,
+		NoRebase:            p.cfg.Mode == ModeUpsert,
 	})
 	if err != nil {
 		return err
@@ -196,6 +207,13 @@ func (p *Pipeline) start(ctx context.Context) error {
 		return err
 	}
 	p.sink = s
+	if p.cfg.Mode == ModeUpsert {
+		if !s.Table().Spec().IsUnpartitioned() {
+			return fmt.Errorf("table %s: %w: an upsert table must be unpartitioned", p.cfg.Table, ErrTableShape)
+		}
+		// The key index is rebuilt once the source is open (below).
+		p.keys, p.index = newKeyDecoder(p.deps.Registry, p.cfg.Format), nil
+	}
 	p.dlq = &dlqWriter{p: p}
 	if err := p.useSchema(s.Table().Schema()); err != nil {
 		return err
@@ -219,6 +237,15 @@ func (p *Pipeline) start(ctx context.Context) error {
 		}
 	}
 	p.src = src
+	if p.cfg.Mode == ModeUpsert {
+		// A stop during the rebuild is no failure: the loop sees ctx
+		// ended and returns; the next flush would rebuild anyway.
+		if err := p.ensureIndex(ctx); err != nil && ctx.Err() == nil {
+			src.Close()
+			p.src = nil
+			return err
+		}
+	}
 	p.log.Info("pipeline started", "next", head.Next)
 	return nil
 }
@@ -487,6 +514,23 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	bad := func(kind ErrorKind, id int, cause error) (*RecordError, error) {
 		return &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: kind, SchemaID: id, Err: cause}, nil
 	}
+	var key string
+	if p.cfg.Mode == ModeUpsert {
+		k, kind, kerr, err := p.keys.key(ctx, rec.Key)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
+		case kerr != nil:
+			return bad(kind, -1, kerr)
+		}
+		key = k
+		if rec.Value == nil {
+			// A tombstone: the key's row goes, and no row comes.
+			p.buf.cover(rec.Partition, rec.Offset, p.planned)
+			p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: -1})
+			return nil, nil
+		}
+	}
 	if rec.Value == nil && p.cfg.Format != FormatRaw {
 		return bad(KindNoValue, -1, errors.New("the record has no value (a tombstone)"))
 	}
@@ -509,6 +553,9 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
 	}
 	p.buf.cover(rec.Partition, rec.Offset, p.planned)
+	if p.cfg.Mode == ModeUpsert {
+		p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: p.buf.rows})
+	}
 	p.buf.addKafka(rec)
 	p.held++
 	return nil, nil
@@ -581,7 +628,19 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 		return false, nil
 	}
 	taken := p.buf.bytes
+	changes := p.buf.changes
 	batch, bad := p.buf.take()
+	var plan upsert.Plan
+	if p.cfg.Mode == ModeUpsert {
+		// Only the last change of each key is written.
+		plan = upsert.Fold(changes)
+		kept, kerr := keepRows(batch.Records, plan.Keep)
+		release(batch.Records)
+		if kerr != nil {
+			return false, kerr
+		}
+		batch.Records = kept
+	}
 	defer release(batch.Records)
 	// The status first, so that BufferedBytes never shows bytes the
 	// budget already handed to another pipeline.
@@ -598,8 +657,21 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	if err == nil {
 		w, err = p.sink.Write(ctx, batch)
 	}
+	var delta *upsert.Delta
+	if err == nil && p.cfg.Mode == ModeUpsert {
+		delta, err = p.retire(ctx, plan, w)
+	}
 	if err == nil {
 		err = p.sink.CommitWritten(ctx, w)
+	}
+	if p.cfg.Mode == ModeUpsert {
+		if err == nil {
+			err = p.indexCommitted(delta)
+		} else {
+			// Whatever happened, the next batch is planned on a fresh
+			// index of the head it commits on.
+			p.index = nil
+		}
 	}
 	if dlqRows > 0 {
 		p.update(func(st *Status) { st.DLQRows += int64(dlqRows) })
@@ -608,11 +680,21 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	switch {
 	case err == nil:
 		return false, p.committed(batch, w)
+	case errors.Is(err, sink.ErrMainMoved):
+		// An upsert batch after another writer's commit (a compaction):
+		// read it again on a key index of the new head.
+		p.log.Info("batch dropped: the table changed since it was planned; re-reading on the new head", "err", err)
+		head, herr := p.sink.Head(ctx)
+		if herr != nil {
+			return false, errors.Join(err, herr)
+		}
+		p.reseek(head.Next, batch.Ranges)
+		return true, nil
 	case errors.As(err, &stale):
 		p.log.Info("batch dropped: another writer committed its offsets; re-seeking from the table", "err", err)
 		p.reseek(stale.Head.Next, batch.Ranges)
 		return true, nil
-	case errors.Is(err, sink.ErrInvalidOffsets), errors.Is(err, sink.ErrInvalidBatch),
+	case errors.Is(err, sink.ErrInvalidOffsets), errors.Is(err, sink.ErrInvalidBatch), errors.Is(err, upsert.ErrIndexMismatch),
 		errors.Is(err, sink.ErrSortedTable), errors.Is(err, sink.ErrWrittenDone), errors.Is(err, ErrTableShape), ctx.Err() != nil:
 		return false, err
 	}

@@ -96,6 +96,15 @@ type Status struct {
 	// match no column (codec.Coverage; as of the last commit). Zero for
 	// the other formats, and before the first commit.
 	Coverage codec.Coverage
+	// Upserts and Deletes count the committed changes of an upsert
+	// topic (records with a value, tombstones), including those a later
+	// change of the same key in the same batch superseded; NoopDeletes
+	// the keys whose batch ended in a delete without a row to delete;
+	// RowsDeleted the committed rows retired by position deletes.
+	Upserts, Deletes, NoopDeletes, RowsDeleted int64
+	// IndexKeys is the number of keys in the upsert key index (the
+	// table's live rows) and IndexKeyBytes the bytes of those keys.
+	IndexKeys, IndexKeyBytes int64
 }
 
 // Status returns a snapshot of the pipeline's state and counters. Safe

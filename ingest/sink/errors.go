@@ -37,6 +37,10 @@ var (
 	// ErrWrittenDone: CommitWritten was called with a Written that was
 	// already committed or dropped.
 	ErrWrittenDone = errors.New("written batch already committed or dropped")
+	// ErrMainMoved: with Config.NoRebase, main moved between the batch's
+	// planning and its commit; the batch was dropped and is to be read
+	// again from the head.
+	ErrMainMoved = errors.New("main moved since the batch was planned")
 	// ErrStaleBatch: the batch no longer applies to the table's head; see
 	// StaleBatchError.
 	ErrStaleBatch = errors.New("stale batch")

@@ -35,6 +35,14 @@ type Config struct {
 	// pipeline flushes batches at its own target size, so a batch normally
 	// becomes one file per partition value.
 	TargetFileSizeBytes int64
+	// NoRebase turns off the rebase of CommitWritten: when main moved
+	// since the batch was planned, the batch is dropped (its files
+	// removed) and CommitWritten returns ErrMainMoved, even if the head
+	// still has the batch's partitions at their Starts. Upsert tables set
+	// it: their position deletes and key index describe the snapshot the
+	// batch was planned on, and another writer's commit (a compaction)
+	// may have moved the rows they name.
+	NoRebase bool
 }
 
 // Validate reports a missing or out-of-range field. Errors wrap
@@ -196,6 +204,9 @@ type Written struct {
 	Files []iceberg.DataFile
 	// Rows is the number of rows across Files.
 	Rows int64
+	// Deletes are position delete files committed with Files in one
+	// RowDelta (AddDeletes); nil for an append.
+	Deletes []iceberg.DataFile
 
 	ranges map[int32]Range
 	// uncertain: a commit of these files returned an error that leaves
@@ -347,6 +358,38 @@ func release(recs []arrow.RecordBatch) {
 	}
 }
 
+// AddDeletes adds position delete files, written into the table's data
+// directory by the caller, to w: CommitWritten then commits them with w's
+// data files in one snapshot (iceberg-go's RowDelta: an overwrite, or a
+// delete when w has no data files), and removes them with w's files when
+// it drops w. They are held from orphan removal like w's files.
+func (s *Sink) AddDeletes(w *Written, files []iceberg.DataFile) {
+	if len(files) == 0 {
+		return
+	}
+	w.Deletes = append(w.Deletes, files...)
+	if h, ok := s.cat.(fileHolder); ok {
+		paths := make([]string, len(files))
+		for i, f := range files {
+			paths[i] = f.FilePath()
+		}
+		prev, rel := w.release, h.HoldFiles(paths)
+		w.release = func() {
+			if prev != nil {
+				prev()
+			}
+			rel()
+		}
+	}
+}
+
+// Remove deletes w's files (data and delete files), which must never have
+// been committed: for a caller that gives up on w before CommitWritten.
+func (s *Sink) Remove(ctx context.Context, w *Written) {
+	w.finish()
+	s.remove(ctx, s.tbl, append(append([]iceberg.DataFile(nil), w.Files...), w.Deletes...))
+}
+
 // CommitWritten commits w's files as one append snapshot whose summary
 // carries the head's offsets advanced by w's ranges, conditional on main
 // still being the snapshot the offsets were read from
@@ -355,12 +398,17 @@ func release(recs []arrow.RecordBatch) {
 // partition of w at the range's Start, it commits the same files again on
 // the new head (a rebase; nothing is rewritten), up to 8 times.
 //
+// With Config.NoRebase, a moved main drops w instead of rebasing it.
+//
 // Errors:
 //   - *StaleBatchError (ErrStaleBatch): the head moved a partition of w.
 //     Nothing was committed; w's files are deleted, unless an earlier
 //     CommitWritten of w ended with an unknown outcome (they may be live).
 //     Re-seek from StaleBatchError.Head.
 //   - ErrWrittenDone: w was already committed or dropped.
+//   - ErrMainMoved: Config.NoRebase and main moved; w was dropped (its
+//     files deleted, unless an earlier outcome was unknown). Re-read from
+//     Head.
 //   - catalog.ErrCommitFailed, wrapped: still conflicting after 8
 //     attempts; nothing committed, w may be committed again.
 //   - ErrInvalidOffsets (and its specific kinds) from the head.
@@ -393,11 +441,14 @@ func (s *Sink) CommitWritten(ctx context.Context, w *Written) error {
 				fresh = true
 				continue
 			}
-			w.finish()
-			if !w.uncertain {
-				s.remove(ctx, base, w.Files)
-			}
+			s.drop(ctx, base, w)
 			return &StaleBatchError{Head: head, Partition: p, Start: w.ranges[p].Start, Next: next}
+		}
+		if s.cfg.NoRebase && attempt > 1 {
+			// main moved, but not these partitions: a rebase would apply
+			// here, but w's deletes name rows of the old head.
+			s.drop(ctx, base, w)
+			return fmt.Errorf("commit to %s: %w", s.name(), ErrMainMoved)
 		}
 
 		txn, err := stage(ctx, base, w, head.advance(w.ranges))
@@ -426,6 +477,14 @@ func (s *Sink) CommitWritten(ctx context.Context, w *Written) error {
 	}
 }
 
+// drop marks w dropped and deletes its files unless they may be live.
+func (s *Sink) drop(ctx context.Context, base *table.Table, w *Written) {
+	w.finish()
+	if !w.uncertain {
+		s.remove(ctx, base, append(append([]iceberg.DataFile(nil), w.Files...), w.Deletes...))
+	}
+}
+
 // stage prepares, on base, the append of w's files in one snapshot whose
 // summary carries offsets next.
 func stage(ctx context.Context, base *table.Table, w *Written, next Offsets) (*table.Transaction, error) {
@@ -440,11 +499,16 @@ func stage(ctx context.Context, base *table.Table, w *Written, next Offsets) (*t
 		return nil, err
 	}
 	var err error
-	if len(w.Files) == 0 {
+	switch {
+	case len(w.Deletes) > 0:
+		// Rows and the position deletes of the rows they replace land
+		// together, or not at all.
+		err = txn.NewRowDelta(next.Properties()).AddRows(w.Files...).AddDeletes(w.Deletes...).Commit(ctx)
+	case len(w.Files) == 0:
 		// AddDataFiles with no files commits nothing; AddFiles commits an
 		// empty snapshot, which still records the offsets.
 		err = txn.AddFiles(ctx, nil, next.Properties(), true)
-	} else {
+	default:
 		// The paths carry a fresh write UUID, so skip the duplicate check,
 		// which reads every manifest of the table on each commit.
 		err = txn.AddDataFiles(ctx, w.Files, next.Properties(), table.WithoutDuplicateCheck())

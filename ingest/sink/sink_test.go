@@ -562,3 +562,44 @@ func TestTopicID(t *testing.T) {
 
 	require.NoError(t, h.open(nil).BindTopicID(h.ctx, ""), "no id checks nothing")
 }
+
+// TestNoRebaseDropsOnMovedMain: with Config.NoRebase (upsert tables), a
+// batch planned before another writer's commit (here a maintenance-like
+// snapshot carrying the offsets, which a rebase would go over) is dropped
+// with ErrMainMoved and its files are deleted; the table keeps only what
+// was committed before it.
+func TestNoRebaseDropsOnMovedMain(t *testing.T) {
+	h := newHarness(t, nil)
+	cfg := h.config()
+	cfg.NoRebase = true
+	s, err := sink.Open(h.ctx, h.tio, cfg)
+	require.NoError(t, err)
+	head, err := s.Head(h.ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Commit(h.ctx, h.plan(head, map[int32]int{0: 5}, 4)))
+
+	head, err = s.Head(h.ctx)
+	require.NoError(t, err)
+	w, err := s.Write(h.ctx, h.plan(head, map[int32]int{0: 3}, 4))
+	require.NoError(t, err)
+	tbl := h.load()
+	o, _, err := sink.ReadOffsets(tbl.Metadata())
+	require.NoError(t, err)
+	txn := tbl.NewTransaction()
+	require.NoError(t, txn.AddFiles(h.ctx, nil, o.Properties(), true))
+	_, err = txn.Commit(h.ctx)
+	require.NoError(t, err)
+
+	require.ErrorIs(t, s.CommitWritten(h.ctx, w), sink.ErrMainMoved)
+	head, err = s.Head(h.ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[int32]int64{0: 5}, head.Next)
+	assert.Len(t, h.scan(), 5)
+	fs, err := h.load().FS(h.ctx)
+	require.NoError(t, err)
+	for _, f := range w.Files {
+		_, err := fs.Open(f.FilePath())
+		assert.Error(t, err, "file %s of the dropped batch was deleted", f.FilePath())
+	}
+	require.ErrorIs(t, s.CommitWritten(h.ctx, w), sink.ErrWrittenDone)
+}

@@ -51,9 +51,13 @@ type TopicConfig struct {
 	Format string `json:"format,omitempty"`
 	// ErrorMode: suspend (default), skip or dlq (DESIGN.md "Bad records").
 	ErrorMode string `json:"error-mode,omitempty"`
+	// Mode: append (default: every record a row) or upsert (one row per
+	// record key: a value replaces the key's row, a tombstone deletes
+	// it; docs/upsert.md). Fixed at enable.
+	Mode string `json:"mode,omitempty"`
 	// PartitionSpec lists partition fields as Iceberg transforms over
-	// column paths; absent (null) means ["day(_kafka.timestamp)"], [] means
-	// unpartitioned.
+	// column paths; absent (null) means ["day(_kafka.timestamp)"] (for
+	// mode upsert: []), [] means unpartitioned.
 	PartitionSpec []string `json:"partition-spec"`
 	// TargetLagMs is the freshness target in ms; default 10000, at least
 	// 1000.
@@ -86,10 +90,13 @@ type Patch struct {
 	PartitionSpec       *[]string `json:"partition-spec,omitempty"`
 	TimestampUnit       *string   `json:"timestamp-unit,omitempty"`
 	FieldNameMatching   *string   `json:"field-name-matching,omitempty"`
+	// Mode may only repeat the topic's mode: a table's rows were written
+	// under it (an append table holds many rows per key).
+	Mode *string `json:"mode,omitempty"`
 }
 
 // PatchFields are the JSON names a Patch may carry.
-var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec", "timestamp-unit", "field-name-matching"}
+var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec", "timestamp-unit", "field-name-matching", "mode"}
 
 // ParseTable splits "ns.sub.name" into a catalog identifier. Errors wrap
 // ErrInvalid.
@@ -136,8 +143,14 @@ func (c TopicConfig) withDefaults() TopicConfig {
 	if c.ErrorMode == "" {
 		c.ErrorMode = string(pipeline.ErrorModeSuspend)
 	}
+	if c.Mode == "" {
+		c.Mode = string(pipeline.ModeAppend)
+	}
 	if c.PartitionSpec == nil {
 		c.PartitionSpec = []string{pipeline.DefaultPartitionSpec}
+		if c.Mode == string(pipeline.ModeUpsert) {
+			c.PartitionSpec = []string{}
+		}
 	}
 	if c.TargetLagMs == 0 {
 		c.TargetLagMs = DefaultTargetLagMs
@@ -198,6 +211,7 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 		Format:              pipeline.Format(c.Format),
 		TimestampUnit:       jsonrow.TimestampUnit(c.TimestampUnit),
 		FieldNameMatching:   pipeline.FieldNameMatching(c.FieldNameMatching),
+		Mode:                pipeline.Mode(c.Mode),
 	}
 	if len(c.Schema) > 0 && string(c.Schema) != "null" {
 		if pc.Format != pipeline.FormatJSON {
@@ -249,6 +263,9 @@ func (p Patch) apply(c TopicConfig) TopicConfig {
 	if p.FieldNameMatching != nil {
 		c.FieldNameMatching = *p.FieldNameMatching
 	}
+	if p.Mode != nil {
+		c.Mode = *p.Mode
+	}
 	return c
 }
 
@@ -266,8 +283,10 @@ func (p Patch) validate() error {
 		return errorf(ErrInvalid, "timestamp-unit must not be empty (ms, us, ns or s)")
 	case p.FieldNameMatching != nil && *p.FieldNameMatching == "":
 		return errorf(ErrInvalid, "field-name-matching must not be empty (exact or case-insensitive)")
+	case p.Mode != nil && *p.Mode == "":
+		return errorf(ErrInvalid, "mode must not be empty (append or upsert)")
 	case p.TargetLagMs == nil && p.TargetFileSizeBytes == nil && p.ErrorMode == nil && p.PartitionSpec == nil &&
-		p.TimestampUnit == nil && p.FieldNameMatching == nil:
+		p.TimestampUnit == nil && p.FieldNameMatching == nil && p.Mode == nil:
 		return errorf(ErrInvalid, "nothing to change: give one of %s", strings.Join(PatchFields, ", "))
 	}
 	return nil

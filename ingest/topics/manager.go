@@ -508,6 +508,10 @@ func (m *Manager) Update(ctx context.Context, topic string, p Patch) (Status, er
 	if err != nil {
 		return Status{}, err
 	}
+	if cfg.Mode != t.rec.Config.Mode {
+		return Status{}, errorf(ErrInvalid, "mode %s: topic %s was enabled in mode %s, which its table's rows were written in; "+
+			"to change it, disable the topic and enable it again into a new table", cfg.Mode, topic, t.rec.Config.Mode)
+	}
 	if cfg.ErrorMode == string(pipeline.ErrorModeDLQ) && t.rec.Config.ErrorMode != cfg.ErrorMode {
 		if err := m.checkDLQFree(ctx, topic, t.ident, false); err != nil {
 			return Status{}, err

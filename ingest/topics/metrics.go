@@ -40,6 +40,18 @@ var (
 	descUnmatched = prometheus.NewDesc("tarn_topic_unmatched_fields",
 		"Format json: distinct record fields that match no declared column (status coverage.unmatched-fields names them; at most 1000).",
 		[]string{"topic"}, nil)
+	descUpserts = prometheus.NewDesc("tarn_topic_upserts_total",
+		"Mode upsert: committed records with a value.", []string{"topic"}, nil)
+	descDeletes = prometheus.NewDesc("tarn_topic_deletes_total",
+		"Mode upsert: committed tombstones.", []string{"topic"}, nil)
+	descNoopDeletes = prometheus.NewDesc("tarn_topic_noop_deletes_total",
+		"Mode upsert: keys a batch ended with a delete that had no row.", []string{"topic"}, nil)
+	descRowsDeleted = prometheus.NewDesc("tarn_topic_rows_deleted_total",
+		"Mode upsert: committed rows retired by position deletes (updates and deletes).", []string{"topic"}, nil)
+	descIndexKeys = prometheus.NewDesc("tarn_topic_key_index_keys",
+		"Mode upsert: keys in the key index (the table's live rows).", []string{"topic"}, nil)
+	descIndexKeyBytes = prometheus.NewDesc("tarn_topic_key_index_key_bytes",
+		"Mode upsert: bytes of the keys in the key index.", []string{"topic"}, nil)
 )
 
 // collector reads the manager's topics on every scrape; lag comes from
@@ -48,7 +60,8 @@ type collector struct{ m *Manager }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descState, descLagRecords, descLagSeconds, descRows, descBytes, descFiles,
-		descCommits, descConflicts, descErrors, descGapOffsets, descLastCommit, descUnfilled, descUnmatched} {
+		descCommits, descConflicts, descErrors, descGapOffsets, descLastCommit, descUnfilled, descUnmatched,
+		descUpserts, descDeletes, descNoopDeletes, descRowsDeleted, descIndexKeys, descIndexKeyBytes} {
 		ch <- d
 	}
 }
@@ -94,6 +107,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if st.Coverage != nil {
 			ch <- prometheus.MustNewConstMetric(descUnfilled, prometheus.GaugeValue, float64(len(st.Coverage.UnfilledColumns)), st.Topic)
 			ch <- prometheus.MustNewConstMetric(descUnmatched, prometheus.GaugeValue, float64(len(st.Coverage.UnmatchedFields)), st.Topic)
+		}
+		if u := st.Upsert; u != nil {
+			ch <- prometheus.MustNewConstMetric(descUpserts, prometheus.CounterValue, float64(u.Upserts), st.Topic)
+			ch <- prometheus.MustNewConstMetric(descDeletes, prometheus.CounterValue, float64(u.Deletes), st.Topic)
+			ch <- prometheus.MustNewConstMetric(descNoopDeletes, prometheus.CounterValue, float64(u.NoopDeletes), st.Topic)
+			ch <- prometheus.MustNewConstMetric(descRowsDeleted, prometheus.CounterValue, float64(u.RowsDeleted), st.Topic)
+			ch <- prometheus.MustNewConstMetric(descIndexKeys, prometheus.GaugeValue, float64(u.IndexKeys), st.Topic)
+			ch <- prometheus.MustNewConstMetric(descIndexKeyBytes, prometheus.GaugeValue, float64(u.IndexKeyBytes), st.Topic)
 		}
 	}
 }

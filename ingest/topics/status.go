@@ -74,8 +74,28 @@ type Status struct {
 	// started filled the declared schema; absent before the first commit
 	// and for the other formats.
 	Coverage *Coverage `json:"coverage,omitempty"`
+	// Upsert counts an upsert topic's changes since Tarn started; absent
+	// for mode append.
+	Upsert *UpsertStatus `json:"upsert,omitempty"`
 	// Config is the stored configuration (defaults applied).
 	Config TopicConfig `json:"config"`
+}
+
+// UpsertStatus is what an upsert topic changed (docs/upsert.md).
+type UpsertStatus struct {
+	// Upserts and Deletes count the committed records with a value and
+	// tombstones, NoopDeletes the keys a batch deleted that had no row,
+	// RowsDeleted the committed rows retired by position deletes, since
+	// Tarn started.
+	Upserts     int64 `json:"upserts"`
+	Deletes     int64 `json:"deletes"`
+	NoopDeletes int64 `json:"noop-deletes"`
+	RowsDeleted int64 `json:"rows-deleted"`
+	// IndexKeys is the number of keys in the key index (the table's live
+	// rows), IndexKeyBytes their bytes, as of the last commit or rebuild
+	// of the running pipeline.
+	IndexKeys     int64 `json:"index-keys"`
+	IndexKeyBytes int64 `json:"index-key-bytes"`
 }
 
 // Coverage shows the declared columns a format json topic's records leave
@@ -121,6 +141,7 @@ func gapOf(g source.Gap) Gap {
 // each time they read it: see errcount.go.
 type counters struct {
 	rows, bytes, files, commits, stale int64
+	upserts, deletes, noops, retired   int64
 	lastCommit                         time.Time
 	coverage                           codec.Coverage
 }
@@ -132,6 +153,10 @@ func (c *counters) add(st pipeline.Status) {
 	c.files += st.Files
 	c.commits += st.Commits
 	c.stale += st.StaleBatches
+	c.upserts += st.Upserts
+	c.deletes += st.Deletes
+	c.noops += st.NoopDeletes
+	c.retired += st.RowsDeleted
 	if st.LastCommit.After(c.lastCommit) {
 		c.lastCommit = st.LastCommit
 	}
@@ -155,9 +180,11 @@ func (t *topic) statusLocked() Status {
 	if t.head != nil {
 		st.Offsets = maps.Clone(t.head)
 	}
+	var indexKeys, indexBytes int64
 	if t.pl != nil {
 		ps := t.pl.Status()
 		c.add(ps)
+		indexKeys, indexBytes = ps.IndexKeys, ps.IndexKeyBytes
 		st.State, st.Reason = State(ps.State), ps.Reason
 		if t.starting { // resumed or restarted: the previous pipeline's state is over
 			st.State, st.Reason = StatePending, ""
@@ -174,6 +201,10 @@ func (t *topic) statusLocked() Status {
 		st.State, st.Reason = StateDisabled, "disabled through the management API; the table stays owned by Tarn and read-only"
 	}
 	st.Rows, st.Bytes, st.Files, st.Commits, st.CommitConflicts = c.rows, c.bytes, c.files, c.commits, c.stale
+	if t.rec.Config.Mode == string(pipeline.ModeUpsert) {
+		st.Upsert = &UpsertStatus{Upserts: c.upserts, Deletes: c.deletes, NoopDeletes: c.noops, RowsDeleted: c.retired,
+			IndexKeys: indexKeys, IndexKeyBytes: indexBytes}
+	}
 	if !c.lastCommit.IsZero() {
 		lc := c.lastCommit
 		st.LastCommit = &lc

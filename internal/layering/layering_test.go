@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	// maintenance reads the ingest offsets summary from ingest/sink; the
 	// arrow is to go (issue 21 item 1).
 	"maintenance":   {"catalog", "ingest/sink", "internal/strictjson"},
-	"ingest/upsert": {"catalog", "ingest/codec", "ingest/sink"}, // planned
+	"ingest/upsert": {"catalog", "ingest/codec", "ingest/sink"},
 	// ingest/pipeline imports maintenance for owned tables' defaults; the
 	// arrow is to go (issue 21 item 1).
 	"ingest/pipeline": {"catalog", "spec", "internal/strictjson", "ingest/codec", "ingest/avro", "ingest/protobuf", "ingest/jsonrow",

@@ -1,0 +1,172 @@
+package upsert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+// KeyColumn is the Parquet column path the index reads keys back from:
+// the raw Kafka key in Tarn's _kafka column (DESIGN.md, "Kafka metadata
+// column"), decoded again by the caller's KeyFunc.
+const KeyColumn = "_kafka.key"
+
+// ErrIndexMismatch reports a table whose files contradict an upsert
+// table's invariants: two live rows of one key, a key that cannot be
+// decoded, a delete file the index cannot apply.
+var ErrIndexMismatch = errors.New("upsert: table does not match its key index")
+
+// KeyFunc returns the canonical key of a raw Kafka record key (nil for a
+// record without one).
+type KeyFunc func(ctx context.Context, raw []byte) (string, error)
+
+// Rebuild reads the index of tbl's current snapshot from its files: for
+// every live data file (iceberg-go's scan planning), the key of each row
+// at its position (KeyColumn, through keyOf), minus the positions the
+// file's position deletes remove.
+//
+// Errors: ErrIndexMismatch (wrapped with the file and position: two live
+// rows of one key, a row whose key keyOf refuses, an equality delete or a
+// deletion vector); I/O and planning errors, wrapped.
+func Rebuild(ctx context.Context, tbl *table.Table, keyOf KeyFunc) (*Index, error) {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return NewIndex(-1), nil
+	}
+	ix := NewIndex(snap.SnapshotID)
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("upsert: plan the files of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// A partition-scoped delete file applies to several data files: read
+	// each once.
+	read := map[string]map[string][]int64{}
+	for _, task := range tasks {
+		deleted := map[int64]bool{}
+		for _, df := range task.DeleteFiles {
+			if df.ContentType() != iceberg.EntryContentPosDeletes || df.FileFormat() != iceberg.ParquetFile {
+				return nil, fmt.Errorf("%w: delete file %s (%s, %s): upsert tables carry Parquet position deletes only",
+					ErrIndexMismatch, df.FilePath(), df.ContentType(), df.FileFormat())
+			}
+			byFile, ok := read[df.FilePath()]
+			if !ok {
+				if byFile, err = readPositionDeletes(ctx, fsys, df.FilePath()); err != nil {
+					return nil, err
+				}
+				read[df.FilePath()] = byFile
+			}
+			for _, p := range byFile[task.File.FilePath()] {
+				deleted[p] = true
+			}
+		}
+		if err := indexFile(ctx, ix, fsys, task.File.FilePath(), deleted, keyOf); err != nil {
+			return nil, err
+		}
+	}
+	return ix, nil
+}
+
+// readPositionDeletes returns a position delete file's positions per data
+// file path.
+func readPositionDeletes(ctx context.Context, fsys icebergio.IO, path string) (map[string][]int64, error) {
+	out := map[string][]int64{}
+	err := readColumns(ctx, fsys, path, []string{"file_path", "pos"}, func(rec arrow.RecordBatch) error {
+		paths, ok1 := rec.Column(0).(*array.String)
+		pos, ok2 := rec.Column(1).(*array.Int64)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("%w: position delete file %s has columns %s, %s", ErrIndexMismatch, path, rec.Column(0).DataType(), rec.Column(1).DataType())
+		}
+		for i := range paths.Len() {
+			out[paths.Value(i)] = append(out[paths.Value(i)], pos.Value(i))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// indexFile puts the key of every row of data file path not in deleted.
+func indexFile(ctx context.Context, ix *Index, fsys icebergio.IO, path string, deleted map[int64]bool, keyOf KeyFunc) error {
+	var pos int64
+	return readColumns(ctx, fsys, path, []string{KeyColumn}, func(rec arrow.RecordBatch) error {
+		kafka, ok := rec.Column(0).(*array.Struct)
+		if !ok || kafka.NumField() != 1 {
+			return fmt.Errorf("%w: data file %s: %s is not readable as a struct", ErrIndexMismatch, path, KeyColumn)
+		}
+		keys, ok := kafka.Field(0).(*array.Binary)
+		if !ok {
+			return fmt.Errorf("%w: data file %s: %s is %s, not binary", ErrIndexMismatch, path, KeyColumn, kafka.Field(0).DataType())
+		}
+		for i := range keys.Len() {
+			p := pos
+			pos++
+			if deleted[p] {
+				continue
+			}
+			var raw []byte
+			if keys.IsValid(i) && kafka.IsValid(i) {
+				raw = keys.Value(i)
+			}
+			key, err := keyOf(ctx, raw)
+			if err != nil {
+				return fmt.Errorf("%w: data file %s position %d: %w", ErrIndexMismatch, path, p, err)
+			}
+			if f, q, dup := ix.Lookup(key); dup {
+				return fmt.Errorf("%w: key %q is live at %s position %d and at %s position %d", ErrIndexMismatch, key, f, q, path, p)
+			}
+			ix.put(key, path, p)
+		}
+		return nil
+	})
+}
+
+// readColumns reads the named leaf columns (dotted Parquet paths) of the
+// Parquet file at path, in row order, handing each record to fn.
+func readColumns(ctx context.Context, fsys icebergio.IO, path string, columns []string, fn func(arrow.RecordBatch) error) error {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return fmt.Errorf("upsert: open %s: %w", path, err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return fmt.Errorf("upsert: read %s: %w", path, err)
+	}
+	defer pf.Close()
+	leaves := make([]int, len(columns))
+	for i, c := range columns {
+		if leaves[i] = pf.MetaData().Schema.ColumnIndexByName(c); leaves[i] < 0 {
+			return fmt.Errorf("%w: %s has no column %s", ErrIndexMismatch, path, c)
+		}
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("upsert: read %s: %w", path, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	if err != nil {
+		return fmt.Errorf("upsert: read %s: %w", path, err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := fn(rr.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return fmt.Errorf("upsert: read %s: %w", path, err)
+	}
+	return nil
+}
