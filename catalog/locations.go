@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -90,11 +91,22 @@ func checkLocationChars(loc string) error {
 	return nil
 }
 
-// normLocation is the form locations are compared in: scheme in lower
-// case, Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ and
-// Hadoop's file:/ as file:///, the path cleaned (no "//", no trailing
-// slash), so that one directory compares equal to itself however a client
-// wrote it.
+// normLocation is the one form locations are compared in — by purge,
+// the overlap check, vending, signing, expiry's confinement, metadata
+// cleanup and orphan removal (within, insideAny): scheme in lower case,
+// Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ and
+// Hadoop's file:/ as file:///, the path percent-decoded once and cleaned
+// (no "//", no "." or "..", no trailing slash), so that one directory or
+// file compares equal to itself however a client wrote it. The decoding
+// matters because writers spell the same file two ways: iceberg-go's
+// location provider percent-encodes what a URI must
+// (file:///wh/my%20dir/...), while a location as created keeps the raw
+// form (file:///wh/my dir); a file:// FileIO opens both as the same file.
+// A path whose escapes do not decode is kept as written.
+//
+// A location as written is normalised exactly once: decoding twice
+// would read "%252E%252E" as "..". Table directories never hold '%'
+// (checkLocationChars), so normalising one again changes nothing.
 func normLocation(loc string) string {
 	if p, ok := strings.CutPrefix(loc, "file:/"); ok && !strings.HasPrefix(p, "/") {
 		// Hadoop's spelling of a local path, as Spark and Trino write
@@ -114,11 +126,30 @@ func normLocation(loc string) string {
 	if scheme == "file" && strings.EqualFold(host, "localhost") {
 		host = ""
 	}
+	if d, err := url.PathUnescape(p); err == nil {
+		p = d
+	}
 	if p = path.Clean("/" + p); p == "/" {
 		p = ""
 	}
 	return scheme + "://" + host + p
 }
+
+// within reports whether loc lies strictly below dir, comparing both in
+// their normal form (normLocation); pass each as written, or dir as a
+// recorded directory (already normal).
+func within(loc, dir string) bool {
+	return strings.HasPrefix(normLocation(loc), normLocation(dir)+"/")
+}
+
+// uriEscapedPath is the path p (decoded) as a URI spells it: how
+// iceberg-go's location provider (url.URL.JoinPath, String) writes the
+// files under a location whose path holds a space or non-ASCII text.
+func uriEscapedPath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
+
+// sameLocation reports whether a and b name the same directory
+// (normLocation).
+func sameLocation(a, b string) bool { return normLocation(a) == normLocation(b) }
 
 // PointerLocations is the set of directories p's table or view writes
 // under: the Locations recorded with it, or, for a pointer stored before
@@ -149,7 +180,7 @@ func AddLocations(locs []string, curMetadata string, cur []string) []string {
 func LocationsOverlap(a, b []string) bool {
 	for _, x := range a {
 		for _, y := range b {
-			if x == y || within(x, y) || within(y, x) {
+			if sameLocation(x, y) || within(x, y) || within(y, x) {
 				return true
 			}
 		}
