@@ -6,7 +6,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/apache/iceberg-go/table"
 )
@@ -43,10 +42,14 @@ func (w *Warehouse) tableLocations(md table.Metadata) ([]string, error) {
 }
 
 // checkLocations checks that each of a table's or view's directories lies
-// inside the warehouse and passes checkLocationChars, and returns them as
-// normLocations does. Errors: ErrInvalidArgument.
+// inside the warehouse and passes checkLocationLength and
+// checkLocationChars, and returns them as normLocations does. Errors:
+// ErrInvalidArgument, ErrLimitExceeded.
 func (w *Warehouse) checkLocations(locs []string) ([]string, error) {
 	for _, l := range locs {
+		if err := checkLocationLength(l); err != nil {
+			return nil, err
+		}
 		if err := checkLocationChars(l); err != nil {
 			return nil, err
 		}
@@ -76,11 +79,11 @@ func normLocations(locs []string) []string {
 const reservedLocationChars = "?#*$%\\"
 
 // checkLocationChars returns ErrInvalidArgument when loc holds a reserved
-// character (reservedLocationChars), a control character or an empty
-// path segment ("//": one directory on a file system, two different
-// prefixes in S3).
+// character (reservedLocationChars), a hidden one (hiddenRune: the rule
+// names follow too) or an empty path segment ("//": one directory on a
+// file system, two different prefixes in S3).
 func checkLocationChars(loc string) error {
-	if i := strings.IndexFunc(loc, func(r rune) bool { return strings.ContainsRune(reservedLocationChars, r) || !unicode.IsPrint(r) }); i >= 0 {
+	if i := strings.IndexFunc(loc, func(r rune) bool { return strings.ContainsRune(reservedLocationChars, r) || hiddenRune(r) }); i >= 0 {
 		return fmt.Errorf("%w: location %q holds %q: a table or view location may not contain ? # * $ %% \\, control, format (zero-width) or non-ASCII space characters", ErrInvalidArgument, loc, []rune(loc[i:])[0])
 	}
 	if _, rest, ok := strings.Cut(loc, "://"); ok {

@@ -73,7 +73,9 @@ func exceptionFor(err error) spec.Exception {
 	// decodeRequest, which wraps errBadRequest, so a bare *json.SyntaxError
 	// comes from data the server stored (a corrupt pointer or metadata
 	// file) and is the server's fault, not the client's.
-	case errors.Is(err, errBadRequest), errors.Is(err, catalog.ErrInvalidMetadata):
+	case errors.As(err, new(*http.MaxBytesError)):
+		return spec.RequestTooLarge
+	case errors.Is(err, errBadRequest), errors.Is(err, catalog.ErrInvalidMetadata), errors.Is(err, catalog.ErrLimitExceeded):
 		return spec.BadRequest
 	case errors.Is(err, catalog.ErrInvalidArgument), errors.Is(err, iceberg.ErrInvalidArgument):
 		return spec.InvalidArgument
@@ -83,7 +85,9 @@ func exceptionFor(err error) spec.Exception {
 			return spec.NotFound
 		case http.StatusMethodNotAllowed:
 			return spec.MethodNotAllowed
-		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+		case http.StatusRequestEntityTooLarge:
+			return spec.RequestTooLarge
+		case http.StatusBadRequest, http.StatusUnsupportedMediaType:
 			return spec.BadRequest
 		case http.StatusServiceUnavailable:
 			return spec.ServiceUnavailable
@@ -110,6 +114,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		if m, ok := he.Message.(string); ok {
 			msg = m
 		}
+	}
+	if ex == spec.RequestTooLarge {
+		msg = bodyTooLargeMessage // not the decoder's or the reader's wording
 	}
 	storageMsg := ""
 	if ex == spec.ServerError {

@@ -30,7 +30,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,9 +102,10 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.Pre(escapedPath)
-	// Authenticate (401), then decode the route's body once (400), then
-	// authorize on that decoded value (403), then the handler.
-	e.Use(middleware.RequestID(), s.accessLog, s.observe, middleware.BodyLimit(strconv.Itoa(maxBodyBytes>>20)+"M"),
+	// Bound the body (413), authenticate (401), then decode the route's
+	// body once (400), then authorize on that decoded value (403), then
+	// the handler.
+	e.Use(middleware.RequestID(), s.accessLog, s.observe, limitBody,
 		s.authenticate, s.decodeRequest, s.authorizeRequest)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
