@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/recovery"
 )
 
 // Defaults of the scheduler (tarn serve --maintenance-*).
@@ -166,7 +167,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 			return
 		case <-time.After(d):
 		}
-		if err := s.Pass(ctx); err != nil && ctx.Err() == nil {
+		if err := recovery.Call(recovery.Maintenance, func() error { return s.Pass(ctx) }); err != nil && ctx.Err() == nil {
 			s.log.Warn("maintenance pass", "err", err)
 		}
 	}
@@ -193,7 +194,9 @@ func (s *Scheduler) Pass(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			_, _ = s.runTable(ctx, id, nil, false)
+			// A job's panic is its failure (runJob); one elsewhere on
+			// the way is logged here and ends only this table's turn.
+			recovery.Run(s.log, "maintenance of "+id.String(), func() { _, _ = s.runTable(ctx, id, nil, false) })
 		}()
 	}
 	wg.Wait()
@@ -302,14 +305,19 @@ func (s *Scheduler) due(st *tableState, pol Policy) []string {
 	return jobs
 }
 
-func (s *Scheduler) runJob(ctx context.Context, t *target, job string) (Result, error) {
+func (s *Scheduler) runJob(ctx context.Context, t *target, job string) (r Result, err error) {
 	ctx, cancel := context.WithTimeout(ctx, jobTimeout)
 	defer cancel()
 	start := time.Now()
-	var (
-		r   Result
-		err error
-	)
+	defer func() {
+		r.DurationMs = time.Since(start).Milliseconds()
+		s.m.observe(r, err)
+	}()
+	// A panic in a job (a bug, metadata nothing checked) is that job's
+	// failure: recorded, counted and logged like any other, and the
+	// process and the other tables' maintenance carry on.
+	defer recovery.Recover(recovery.Maintenance, &err)
+	r = Result{Table: t.name(), Job: job} // what a panicking job reports
 	switch job {
 	case JobCompact:
 		r, err = compact(ctx, t)
@@ -320,8 +328,6 @@ func (s *Scheduler) runJob(ctx context.Context, t *target, job string) (Result, 
 	case JobOrphans:
 		r, err = removeOrphans(ctx, t)
 	}
-	r.DurationMs = time.Since(start).Milliseconds()
-	s.m.observe(r, err)
 	return r, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/internal/recovery"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -105,6 +106,11 @@ var errBadRequest = errors.New("bad request")
 // full and sent generic only for unexpected errors.
 func (s *Server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
+		// Nothing can be sent any more; a panic is still logged.
+		if pe := (*recovery.PanicError)(nil); errors.As(err, &pe) {
+			s.log.Error("request failed after its response started", "method", c.Request().Method, "path", c.Request().URL.Path,
+				"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", pe)
+		}
 		return
 	}
 	ex := exceptionFor(err)
