@@ -107,6 +107,8 @@ type Status struct {
 
 // TableStatus is one table's maintenance state.
 type TableStatus struct {
+	// Table is the table's catalog.FormatIdent text ("sales.orders", or
+	// {"namespace":["sales.eu"],"name":"orders"}).
 	Table   string `json:"table"`
 	Owned   bool   `json:"owned"`
 	Enabled bool   `json:"enabled"`
@@ -196,7 +198,7 @@ func (s *Scheduler) Pass(ctx context.Context) error {
 			defer func() { <-sem; wg.Done() }()
 			// A job's panic is its failure (runJob); one elsewhere on
 			// the way is logged here and ends only this table's turn.
-			recovery.Run(s.log, "maintenance of "+id.String(), func() { _, _ = s.runTable(ctx, id, nil, false) })
+			recovery.Run(s.log, "maintenance of "+catalog.FormatIdent(id), func() { _, _ = s.runTable(ctx, id, nil, false) })
 		}()
 	}
 	wg.Wait()
@@ -229,7 +231,7 @@ func (s *Scheduler) RunJobs(ctx context.Context, id catalog.Ident, jobs []string
 
 // runTable runs jobs on id (nil: every due job of an enabled table).
 func (s *Scheduler) runTable(ctx context.Context, id catalog.Ident, jobs []string, force bool) ([]Result, error) {
-	key := id.String()
+	key := catalog.FormatIdent(id) // one state and lock per table, dots in names or not
 	s.mu.Lock()
 	lock := s.runLocks[key]
 	if lock == nil {
