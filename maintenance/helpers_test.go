@@ -250,3 +250,32 @@ func dataFiles(t *testing.T, tbl *table.Table, s *table.Snapshot) []string {
 	slices.Sort(out)
 	return out
 }
+
+// counter is the value of counter name whose label is value (0 before
+// the first increment).
+func counter(t *testing.T, g prometheus.Gatherer, name, label, value string) float64 {
+	t.Helper()
+	v, _ := metricWith(t, g, name, label, value)
+	return v
+}
+
+// metricWith is the value of the counter or gauge name whose label is
+// value (case-insensitively), and whether there is one.
+func metricWith(t *testing.T, g prometheus.Gatherer, name, label, value string) (float64, bool) {
+	t.Helper()
+	mfs, err := g.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && strings.EqualFold(l.GetValue(), value) {
+					return m.GetCounter().GetValue() + m.GetGauge().GetValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
+}

@@ -59,24 +59,3 @@ func TestJobPanicIsAFailure(t *testing.T) {
 	require.Less(t, r.FilesAfter, r.FilesBefore, "the same job runs again: %+v", r)
 	h.check(h.load(), nil, 48)
 }
-
-// counter is the value of counter name whose label is value (0 before
-// the first increment).
-func counter(t *testing.T, g prometheus.Gatherer, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := g.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
-}
