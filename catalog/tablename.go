@@ -3,10 +3,10 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"slices"
 	"strings"
 
+	"github.com/tarnhq/tarn/internal/strictjson"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -28,7 +28,8 @@ func hasDot(s string) bool { return strings.Contains(s, ".") }
 
 // ParseIdent reads a table's identifier in either form of FormatIdent:
 // a TableIdentifier JSON object (for any name: {"namespace":["sales.eu"],
-// "name":"orders"}; unknown fields and trailing data refused), or levels
+// "name":"orders"}; decoded by strictjson.DecodeKnown: unknown or repeated
+// members and trailing data refused), or levels
 // and name joined by dots, split at every dot (for names without dots:
 // "sales.orders"). The identifier must pass Validate. Errors wrap
 // ErrInvalidArgument.
@@ -36,11 +37,7 @@ func ParseIdent(s string) (Ident, error) {
 	var id Ident
 	if strings.HasPrefix(strings.TrimSpace(s), "{") {
 		var ti spec.TableIdentifier
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.DisallowUnknownFields()
-		// A second Decode must find the end: dec.More is false before a
-		// stray "}" or "]".
-		if err := dec.Decode(&ti); err != nil || dec.Decode(new(json.RawMessage)) != io.EOF {
+		if err := strictjson.DecodeKnown([]byte(s), &ti); err != nil {
 			return Ident{}, Errorf(ErrInvalidArgument, `table %s: not a table identifier {"namespace": [...], "name": "..."}`, clip(s))
 		}
 		id = Ident{Namespace: Namespace(ti.Namespace), Name: ti.Name}

@@ -39,7 +39,7 @@ func TestFormatAndParseIdent(t *testing.T) {
 	require.Equal(t, "sales.eu.orders", catalog.FormatIdent(got))
 
 	for _, bad := range []string{"orders", ".orders", "sales.", "", `{"namespace":"sales","name":"t"}`,
-		`{"namespace":["s"],"name":"t","x":1}`, `{"namespace":["s"],"name":"t"}x`, `{"namespace":["s"],"name":"t"}}`, `{"namespace":[],"name":"t"}`, `{"namespace":["s"],"name":""}`} {
+		`{"namespace":["s"],"name":"t","x":1}`, `{"namespace":["s"],"name":"t"}x`, `{"namespace":["s"],"name":"t"}}`, `{"namespace":["s"],"name":"t","name":"u"}`, `{"namespace":[],"name":"t"}`, `{"namespace":["s"],"name":""}`} {
 		_, err := catalog.ParseIdent(bad)
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument, bad)
 	}
