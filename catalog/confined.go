@@ -185,12 +185,12 @@ func (c *confinedIO) WriteFile(name string, p []byte) error {
 // inside reports whether file lies inside one of the table's directories.
 func (c *confinedIO) inside(file string) bool { return insideAny(file, c.dirs) }
 
-// insideAny reports whether file lies inside one of dirs (normalised, as
-// Pointer.Locations are).
+// insideAny reports whether file (as written) lies inside one of dirs
+// (recorded directories, as Pointer.Locations are), by within, which
+// normalises each once.
 func insideAny(file string, dirs []string) bool {
-	f := normLocation(file)
 	for _, d := range dirs {
-		if within(f, d) {
+		if within(file, d) {
 			return true
 		}
 	}

@@ -97,24 +97,27 @@ func checkLocationChars(loc string) error {
 // normLocation is the one form locations are compared in — by purge,
 // the overlap check, vending, signing, expiry's confinement, metadata
 // cleanup and orphan removal (within, insideAny): scheme in lower case,
-// Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ and
-// Hadoop's file:/ as file:///, the path percent-decoded once and cleaned
-// (no "//", no "." or "..", no trailing slash), so that one directory or
-// file compares equal to itself however a client wrote it. The decoding
-// matters because writers spell the same file two ways: iceberg-go's
-// location provider percent-encodes what a URI must
-// (file:///wh/my%20dir/...), while a location as created keeps the raw
-// form (file:///wh/my dir); a file:// FileIO opens both as the same file.
-// A path whose escapes do not decode is kept as written.
+// Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ as
+// file:///, the path percent-decoded once and cleaned (no "//", no "."
+// or "..", no trailing slash), so that one directory or file compares
+// equal to itself however a client wrote it. The decoding matters
+// because writers spell the same file two ways: iceberg-go's location
+// provider percent-encodes what a URI must (file:///wh/my%20dir/...),
+// while a location as created keeps the raw form (file:///wh/my dir);
+// a file:// FileIO opens both as the same file. Java's Hadoop paths spell
+// a local file file:/x, or /x without a scheme: both are file:///x. A path
+// whose escapes do not decode is kept as written.
 //
 // A location as written is normalised exactly once: decoding twice
 // would read "%252E%252E" as "..". Table directories never hold '%'
 // (checkLocationChars), so normalising one again changes nothing.
 func normLocation(loc string) string {
-	if p, ok := strings.CutPrefix(loc, "file:/"); ok && !strings.HasPrefix(p, "/") {
-		// Hadoop's spelling of a local path, as Spark and Trino write
-		// file paths into manifests: file:/x is file:///x.
-		loc = "file:///" + p
+	// Hadoop's spelling of a local path, as Spark and Trino write file
+	// paths into manifests: file:/x (and a bare /x) is file:///x.
+	if strings.HasPrefix(loc, "/") {
+		loc = "file://" + loc
+	} else if rest, ok := cutPrefixFold(loc, "file:/"); ok && !strings.HasPrefix(rest, "/") {
+		loc = "file:///" + rest
 	}
 	scheme, rest, ok := strings.Cut(loc, "://")
 	if !ok {
@@ -136,6 +139,15 @@ func normLocation(loc string) string {
 		p = ""
 	}
 	return scheme + "://" + host + p
+}
+
+// cutPrefixFold is strings.CutPrefix ignoring ASCII case (a URI scheme's
+// case does not matter).
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 // within reports whether loc lies strictly below dir, comparing both in

@@ -8,8 +8,9 @@ import "testing"
 // purge kept a table's files, and a file named through an encoded dot
 // segment (t/%2E%2E/other/f, which a file:// FileIO opens as other/f)
 // counted as inside t, so expiry's confinement would delete another
-// table's file. insideAny (purge, expiry) and LocationsOverlap compare
-// normLocation's one form.
+// table's file; Java's Hadoop spelling of a local file (file:/x) was
+// another form again. insideAny (purge, expiry), LocationsOverlap and the
+// statistics-path check compare normLocation's one form.
 func TestLocationsComparedInOneForm(t *testing.T) {
 	dirs := []string{"file:///wh/p/my dir/t", "s3://b/wh/données/t"}
 	for _, tc := range []struct {
@@ -19,6 +20,9 @@ func TestLocationsComparedInOneForm(t *testing.T) {
 		{"file:///wh/p/my%20dir/t/data/a.parquet", true},
 		{"file:///wh/p/my dir/t/metadata/00001-x.metadata.json", true},
 		{"file://localhost/wh/p/my%20dir/t/data/a.parquet", true},
+		{"file:/wh/p/my%20dir/t/data/a.parquet", true}, // Java's Hadoop spelling
+		{"FILE:/wh/p/my dir/t/data/a.parquet", true},
+		{"/wh/p/my dir/t/data/a.parquet", true},
 		{"s3a://b/wh/donn%C3%A9es/t/data/a.parquet", true},
 		{"file:///wh/p/my%20dir/t/%2E%2E/u/data/a.parquet", false},
 		{"file:///wh/p/my%20dir/t%2F..%2Fu/a.parquet", false},
