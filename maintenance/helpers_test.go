@@ -3,6 +3,7 @@ package maintenance_test
 import (
 	"context"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,12 +72,23 @@ func newHarness(t testing.TB, props map[string]string) *harness {
 // testserver.NewCatalog).
 func newHarnessOn(t testing.TB, props map[string]string, wrap func(catalog.Store) catalog.Store) *harness {
 	t.Helper()
+	return newHarnessAt(t, props, wrap, "")
+}
+
+// newHarnessAt is newHarnessOver with the table at dir, a directory
+// below the warehouse's (Tarn's own choice when "").
+func newHarnessAt(t testing.TB, props map[string]string, wrap func(catalog.Store) catalog.Store, dir string) *harness {
+	t.Helper()
 	ctx := context.Background()
 	cat, wh, store := testserver.NewCatalog(t, t.TempDir(), wrap)
 	require.NoError(t, cat.CreateNamespace(ctx, tableIdent.Namespace, nil))
 	ps := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{4}, FieldID: 1000, Name: "origin", Transform: iceberg.IdentityTransform{}})
+	loc := ""
+	if dir != "" {
+		loc = wh.Location + "/" + dir
+	}
 	_, err := cat.CreateTable(ctx, wh, tableIdent.Namespace, spec.CreateTableRequest{Name: tableIdent.Name, Schema: testSchema,
-		PartitionSpec: &iceberg.UnboundPartitionSpec{PartitionSpec: ps}, Properties: props})
+		PartitionSpec: &iceberg.UnboundPartitionSpec{PartitionSpec: ps}, Properties: props, Location: loc})
 	require.NoError(t, err)
 	h := &harness{t: t, ctx: ctx, cat: cat, store: store, wh: wh, tio: cat.TableIO(wh), ident: table.Identifier{"air", "flights"},
 		reg: prometheus.NewRegistry()}
@@ -233,8 +245,13 @@ func age(t *testing.T, d time.Duration, paths ...string) {
 	}
 }
 
+// exists reports whether the file at p (a path, or a file:// location
+// as written, percent-encoded or not) exists.
 func exists(p string) bool {
-	_, err := os.Stat(strings.TrimPrefix(p, "file://"))
+	if u, err := url.Parse(p); err == nil && u.Scheme == "file" {
+		p = u.Path
+	}
+	_, err := os.Stat(p)
 	return err == nil
 }
 
