@@ -257,16 +257,24 @@ func putGet(t *testing.T, endpoint string, cfg map[string]string, loc string) {
 	require.Equal(t, "probe", string(got))
 }
 
+// s3Catalog is an S3 server that vends credentials (startS3Server), an
+// iceberg-go REST catalog of it and the namespace p; ep is moto's endpoint.
+func s3Catalog(t *testing.T) (*s3Server, *rest.Catalog, string) {
+	t.Helper()
+	ep := testmoto.Endpoint(t)
+	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	cat, err := rest.NewCatalog(t.Context(), "tarn", s.url)
+	require.NoError(t, err)
+	require.NoError(t, cat.CreateNamespace(t.Context(), table.Identifier{"p"}, nil))
+	return s, cat, ep
+}
+
 // TestS3DataAndPurge: iceberg-go's REST client (no keys of its own, it
 // asks for vended credentials) appends twice and scans an S3 table; a
 // dropTable with purge removes every object under the table's location.
 func TestS3DataAndPurge(t *testing.T) {
-	ep := testmoto.Endpoint(t)
-	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	s, cat, ep := s3Catalog(t)
 	ctx := t.Context()
-	cat, err := rest.NewCatalog(ctx, "tarn", s.url)
-	require.NoError(t, err)
-	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"p"}, nil))
 	tbl, err := cat.CreateTable(ctx, table.Identifier{"p", "t"}, idDataSchema())
 	require.NoError(t, err)
 	tbl = appendRows(t, tbl, 1, 2, 3)
@@ -293,12 +301,8 @@ func TestS3DataAndPurge(t *testing.T) {
 // location keeps the raw one; purge compared the two as strings and
 // deleted nothing. Both spellings go now.
 func TestS3PurgeLocationWithSpace(t *testing.T) {
-	ep := testmoto.Endpoint(t)
-	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	s, cat, ep := s3Catalog(t)
 	ctx := t.Context()
-	cat, err := rest.NewCatalog(ctx, "tarn", s.url)
-	require.NoError(t, err)
-	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"p"}, nil))
 	loc := s.wh.Location + "/p/my dir/t"
 	tbl, err := cat.CreateTable(ctx, table.Identifier{"p", "t"}, idDataSchema(), icecat.WithLocation(loc))
 	require.NoError(t, err)
