@@ -270,4 +270,3 @@ func (p Patch) validate() error {
 	}
 	return nil
 }
-
