@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,6 +107,45 @@ func TestSecurableParseAndCover(t *testing.T) {
 	for _, c := range cases {
 		if c.g.covers(c.s) != c.covers || c.g.beneath(c.s) != c.below {
 			t.Errorf("%s vs %s: covers %v beneath %v", c.g, c.s, c.g.covers(c.s), c.g.beneath(c.s))
+		}
+	}
+}
+
+// Regression: the CLI's securables split every dot ("table:sales.eu.orders"
+// is ["sales", "eu"].orders), so a grant on the table orders of namespace
+// ["sales.eu"], or on that namespace, could not be added or revoked with
+// `tarn grants`, and `tarn grants list` printed grants on both namespaces
+// alike. A securable whose levels or name hold a dot is written as JSON
+// now (a namespace's levels, a table's or view's REST TableIdentifier),
+// read back and printed that way.
+func TestSecurableDottedNames(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want Securable
+	}{
+		{"namespace:sales.eu", Namespace([]string{"sales", "eu"})},
+		{`namespace:["sales.eu"]`, Namespace([]string{"sales.eu"})},
+		{"table:sales.eu.orders", Table([]string{"sales", "eu"}, "orders")},
+		{`table:{"namespace":["sales.eu"],"name":"orders"}`, Table([]string{"sales.eu"}, "orders")},
+		{`view:{"namespace":["sales"],"name":"v.1"}`, View([]string{"sales"}, "v.1")},
+		{`namespace:["[x"]`, Namespace([]string{"[x"})},
+		{`table:{"namespace":["{x"],"name":"t"}`, Table([]string{"{x"}, "t")},
+	} {
+		s, err := ParseSecurable(tc.text)
+		if err != nil || !reflect.DeepEqual(s, tc.want) {
+			t.Fatalf("%s: got %#v, %v; want %#v", tc.text, s, err, tc.want)
+		}
+		if s.String() != tc.text {
+			t.Fatalf("%#v prints as %s, want %s", s, s.String(), tc.text)
+		}
+	}
+	// The JSON forms: levels (an array) for a namespace, a
+	// TableIdentifier for a table or view; anything else, or a member
+	// twice, is refused.
+	for _, v := range []string{`table:["a.b"]`, `table:{"namespace":"a","name":"t"}`, `table:{"namespace":["a"]}`,
+		`table:{"namespace":["a"],"name":"t","x":1}`, `table:{"namespace":["a"],"name":"t","name":"u"}`, `namespace:["a"]]`, `namespace:[]`} {
+		if _, err := ParseSecurable(v); !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("%q: want ErrInvalidArgument, got %v", v, err)
 		}
 	}
 }

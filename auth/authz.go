@@ -1,9 +1,12 @@
 package auth
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/tarnhq/tarn/internal/strictjson"
 )
 
 // Privilege is an action on a securable.
@@ -113,21 +116,52 @@ func (s Securable) key() string {
 	return string(s.Kind) + string(sep) + strings.Join(s.Namespace, string(sep)) + string(sep) + s.Name
 }
 
-// String is s in the CLI's form: catalog, namespace:a.b, table:a.b.t.
+// String is s in the CLI's form: catalog, namespace:a.b, table:a.b.t,
+// view:a.v — levels and name joined by dots when none of them holds a
+// dot, else as JSON, so that each securable has one text of its own:
+// namespace:["sales.eu"] (the levels), table:{"namespace":["sales.eu"],
+// "name":"orders"} (the REST spec's TableIdentifier, as
+// catalog.FormatIdent prints a table). ParseSecurable reads both.
 func (s Securable) String() string {
-	switch s.Kind {
-	case KindCatalog:
+	if s.Kind == KindCatalog {
 		return "catalog"
-	case KindNamespace:
-		return "namespace:" + strings.Join(s.Namespace, ".")
-	default:
-		return string(s.Kind) + ":" + strings.Join(append(slices.Clone(s.Namespace), s.Name), ".")
 	}
+	// Dotted text that starts like JSON would be read as JSON.
+	dotted := !slices.ContainsFunc(s.Namespace, hasDot) && !hasDot(s.Name) &&
+		(len(s.Namespace) == 0 || !jsonLike(s.Namespace[0]))
+	var b []byte // strings only: Marshal cannot fail
+	switch {
+	case s.Kind == KindNamespace && dotted:
+		return "namespace:" + strings.Join(s.Namespace, ".")
+	case s.Kind == KindNamespace:
+		b, _ = json.Marshal(s.Namespace)
+	case dotted:
+		return string(s.Kind) + ":" + strings.Join(append(slices.Clone(s.Namespace), s.Name), ".")
+	default:
+		b, _ = json.Marshal(tableIdentifier{Namespace: s.Namespace, Name: s.Name})
+	}
+	return string(s.Kind) + ":" + string(b)
 }
 
+func hasDot(v string) bool { return strings.Contains(v, ".") }
+
+// tableIdentifier is the REST spec's TableIdentifier (spec.TableIdentifier,
+// not imported: it would bring the Iceberg libraries into auth).
+type tableIdentifier struct {
+	Namespace []string `json:"namespace"`
+	Name      string   `json:"name"`
+}
+
+// jsonLike reports text ParseSecurable reads as JSON: it starts with [ or {.
+func jsonLike(v string) bool { return strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{") }
+
 // ParseSecurable reads the CLI form (String's): "catalog",
-// "namespace:a.b", "table:a.b.t", "view:a.v"; levels split on dots.
-// Errors: ErrInvalidArgument.
+// "namespace:a.b", "table:a.b.t", "view:a.v" (levels split on dots), or
+// for names that hold a dot "namespace:[levels...]" and
+// `table:{"namespace":[...],"name":"..."}` (view: likewise). Text that
+// starts with [ or { is JSON, read strictly (strictjson: a member twice,
+// an unknown member or trailing data is refused). Errors:
+// ErrInvalidArgument.
 func ParseSecurable(v string) (Securable, error) {
 	if v == "catalog" {
 		return Catalog(), nil
@@ -136,12 +170,27 @@ func ParseSecurable(v string) (Securable, error) {
 	if !ok || path == "" {
 		return Securable{}, fmt.Errorf("%w: securable must be catalog, namespace:NS, table:NS.NAME or view:NS.NAME; got %q", ErrInvalidArgument, v)
 	}
-	parts := strings.Split(path, ".")
 	var s Securable
 	switch Kind(kind) {
 	case KindNamespace:
-		s = Namespace(parts)
+		levels := strings.Split(path, ".")
+		if jsonLike(path) {
+			levels = nil
+			if err := strictjson.DecodeKnown([]byte(path), &levels); err != nil {
+				return Securable{}, fmt.Errorf(`%w: namespace: want NS (levels joined by dots) or ["level", ...]; got %q`, ErrInvalidArgument, path)
+			}
+		}
+		s = Namespace(levels)
 	case KindTable, KindView:
+		if jsonLike(path) {
+			var ti tableIdentifier
+			if err := strictjson.DecodeKnown([]byte(path), &ti); err != nil {
+				return Securable{}, fmt.Errorf(`%w: %s: want NS.NAME or {"namespace": [...], "name": "..."}; got %q`, ErrInvalidArgument, kind, path)
+			}
+			s = Securable{Kind: Kind(kind), Namespace: ti.Namespace, Name: ti.Name}
+			break
+		}
+		parts := strings.Split(path, ".")
 		if len(parts) < 2 {
 			return Securable{}, fmt.Errorf("%w: %s needs NS.NAME, got %q", ErrInvalidArgument, kind, path)
 		}

@@ -53,10 +53,15 @@ type Catalog struct {
 	validateProps func(iceberg.Properties) error
 }
 
-// checkTableProperties runs Config.ValidateTableProperties on the
-// properties of next that base (nil for a new table) does not have with
-// the same value. Errors: ErrInvalidArgument.
+// checkTableProperties checks next, the properties of table id after a
+// create or commit (base: before it; nil for a new table), against the
+// limits (checkProperties), then runs Config.ValidateTableProperties on
+// those that base does not have with the same value. Errors:
+// ErrLimitExceeded, ErrInvalidArgument.
 func (c *Catalog) checkTableProperties(id Ident, base, next iceberg.Properties) error {
+	if err := checkProperties("table "+id.String(), base, next); err != nil {
+		return err
+	}
 	if c.validateProps == nil {
 		return nil
 	}

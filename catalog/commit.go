@@ -236,6 +236,9 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit, reba
 	}
 	updates := tc.Updates
 	if s.base == nil {
+		if err := tc.Ident.ValidateNew(); err != nil {
+			return s, err
+		}
 		if err := c.checkNameFree(ctx, tc.Ident, KindTable); err != nil {
 			return s, err
 		}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"strings"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -14,6 +16,8 @@ import (
 // ConfineRemovals returns tbl with a FileIO that deletes only files
 // inside the table's recorded directories (Pointer.Locations): a removal
 // of any other file is skipped and logged. Reads are the warehouse's.
+// Like every table TableIO loads, it removes no metadata file
+// (TableIO.LoadTable).
 //
 // Table metadata is what clients committed, and a client may have added
 // another table's data file to its own table (pyiceberg's add_files does
@@ -57,21 +61,47 @@ func (t *TableIO) confine(ctx context.Context, tbl *table.Table, reads bool) (*t
 		return nil, nil, err
 	}
 	dirs := PointerLocations(p)
-	inner := t.wh.FileIOFunc(tbl.MetadataLocation())
-	fsF := func(ctx context.Context) (icebergio.IO, error) {
+	fsF := t.fileIOFunc(tbl.MetadataLocation(), id, dirs, reads)
+	inside := func(file string) bool { return insideAny(file, dirs) }
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, t), inside, nil
+}
+
+// RemovalFS returns the warehouse's FileIO for tbl, which removes what
+// it is asked to, metadata files included: the orphan sweep's, which
+// lists the table's location and removes the metadata files no log names
+// any more (a commit that lost its race, a crash before the pointer
+// swap), which the table's own IO leaves alone.
+func (t *TableIO) RemovalFS(ctx context.Context, tbl *table.Table) (icebergio.IO, error) {
+	return t.wh.fileIO(ctx, tbl.MetadataLocation())
+}
+
+// fileIOFunc is the warehouse's FileIO for loc wrapped in a confinedIO
+// for table id: no removal of a metadata file, and the others only
+// inside dirs (nil: anywhere); with reads, no read outside dirs either.
+func (t *TableIO) fileIOFunc(loc string, id Ident, dirs []string, reads bool) func(context.Context) (icebergio.IO, error) {
+	inner := t.wh.FileIOFunc(loc)
+	return func(ctx context.Context) (icebergio.IO, error) {
 		fs, err := inner(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return &confinedIO{IO: fs, table: id, dirs: dirs, reads: reads, log: t.cat.log}, nil
 	}
-	inside := func(file string) bool { return insideAny(file, dirs) }
-	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, t), inside, nil
 }
 
-// confinedIO is an icebergio.IO (with ReadFile, Create, WriteFile and
-// DeleteFiles) whose removals, and with reads its Open and ReadFile, stay
-// inside dirs.
+// confinedIO is an icebergio.IO (with ReadFile, Create, WriteFile,
+// DeleteFiles, Stat and WalkDir) that removes no metadata file and
+// nothing outside dirs (when dirs is not nil), and with reads opens and
+// reads nothing outside dirs.
+//
+// Metadata files are the catalog's: its commit deletes those that leave
+// the metadata log (deleteOldMetadata: within the table's location, never
+// a shared one), and iceberg-go's Transaction.Commit would delete the
+// same files again afterwards (table.deleteOldMetadata, through this IO),
+// logging "Failed to delete old metadata file ... no such file or
+// directory" on every in-process commit past
+// write.metadata.previous-versions-max, and deleting a file the catalog
+// chose to keep.
 type confinedIO struct {
 	icebergio.IO
 	table Ident
@@ -96,15 +126,45 @@ func (c *confinedIO) Open(name string) (icebergio.File, error) {
 	return c.IO.Open(name)
 }
 
+// It has every optional interface iceberg-go's table package looks for
+// (reads, writes, bulk removal, Stat, WalkDir), so that wrapping an IO
+// changes nothing but removals (and confined reads).
 var (
 	_ icebergio.ReadFileIO      = (*confinedIO)(nil)
 	_ icebergio.WriteFileIO     = (*confinedIO)(nil)
 	_ icebergio.BulkRemovableIO = (*confinedIO)(nil)
+	_ icebergio.StatIO          = (*confinedIO)(nil)
+	_ icebergio.ListableIO      = (*confinedIO)(nil)
 )
 
-// errNoWrite: the warehouse's IO cannot write (never so for file:// and
-// s3://, whose IOs both implement WriteFileIO).
-var errNoWrite = errors.New("the warehouse's file IO cannot write")
+// errNoWrite, errNoList: the warehouse's IO cannot write or list (never
+// so for file:// and s3://, whose IOs implement both).
+var (
+	errNoWrite = errors.New("the warehouse's file IO cannot write")
+	errNoList  = errors.New("the warehouse's file IO cannot list")
+)
+
+// Stat returns name's file info through the warehouse's IO.
+func (c *confinedIO) Stat(name string) (fs.FileInfo, error) {
+	if s, ok := c.IO.(icebergio.StatIO); ok {
+		return s.Stat(name)
+	}
+	f, err := c.IO.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// WalkDir walks root through the warehouse's IO (orphan removal lists
+// the table's location).
+func (c *confinedIO) WalkDir(root string, fn fs.WalkDirFunc) error {
+	if l, ok := c.IO.(icebergio.ListableIO); ok {
+		return l.WalkDir(root, fn)
+	}
+	return errNoList
+}
 
 // Create creates name through the warehouse's IO.
 func (c *confinedIO) Create(name string) (icebergio.FileWriter, error) {
@@ -125,26 +185,40 @@ func (c *confinedIO) WriteFile(name string, p []byte) error {
 // inside reports whether file lies inside one of the table's directories.
 func (c *confinedIO) inside(file string) bool { return insideAny(file, c.dirs) }
 
-// insideAny reports whether file lies inside one of dirs (normalised, as
-// Pointer.Locations are).
+// insideAny reports whether file (as written) lies inside one of dirs
+// (recorded directories, as Pointer.Locations are), by within, which
+// normalises each once.
 func insideAny(file string, dirs []string) bool {
-	f := normLocation(file)
 	for _, d := range dirs {
-		if within(f, d) {
+		if within(file, d) {
 			return true
 		}
 	}
 	return false
 }
 
-func (c *confinedIO) skip(file string) {
-	c.log.Warn("kept a file outside the table's directories that its metadata named for deletion", "table", c.table.String(), "file", file)
+// removable reports whether name may be removed through c; a file
+// outside the table's directories is logged, a metadata file skipped
+// silently (the catalog's commit handled it).
+func (c *confinedIO) removable(name string) bool {
+	if strings.HasSuffix(name, metadataFileSuffix) {
+		return false
+	}
+	if c.dirs != nil && !c.inside(name) {
+		c.log.Warn("kept a file outside the table's directories that its metadata named for deletion", "table", c.table.String(), "file", name)
+		return false
+	}
+	return true
 }
 
-// Remove removes name if it lies inside the table's directories.
+// metadataFileSuffix ends every table metadata file's name, compressed
+// or not (iceberg-go's NNNNN-<uuid>[.gz].metadata.json, Java's, Hadoop's
+// v<N>[.gz].metadata.json).
+const metadataFileSuffix = ".metadata.json"
+
+// Remove removes name if c allows it (removable), else does nothing.
 func (c *confinedIO) Remove(name string) error {
-	if !c.inside(name) {
-		c.skip(name)
+	if !c.removable(name) {
 		return nil
 	}
 	return c.IO.Remove(name)
@@ -174,16 +248,15 @@ func (c *confinedIO) ReadFile(name string) ([]byte, error) {
 	return b, nil
 }
 
-// DeleteFiles deletes the names inside the table's directories (in bulk
-// when the warehouse's IO can) and reports the others as deleted: they
-// are not this table's to delete, and must not be retried.
+// DeleteFiles deletes the names c allows (removable; in bulk when the
+// warehouse's IO can) and reports the others as deleted: they are not
+// this IO's to delete, and must not be retried.
 func (c *confinedIO) DeleteFiles(ctx context.Context, names []string) ([]string, error) {
 	var mine, done []string
 	for _, n := range names {
-		if c.inside(n) {
+		if c.removable(n) {
 			mine = append(mine, n)
 		} else {
-			c.skip(n)
 			done = append(done, n)
 		}
 	}

@@ -65,6 +65,9 @@ var (
 	// table's recorded directories, and Tarn does not read it for the
 	// table (TableIO.ConfineReads).
 	ErrOutsideTable = kindOf(ErrForbidden, "file outside the table's directories")
+	// ErrLimitExceeded: a request would create or grow something past one
+	// of the limits of limits.go (400 BadRequestException).
+	ErrLimitExceeded = kindOf(ErrInvalidArgument, "limit exceeded")
 	// ErrIdempotencyKeyReused: an Idempotency-Key came back with another request.
 	ErrIdempotencyKeyReused = kindOf(ErrUnprocessable, "idempotency key reused for a different request")
 )

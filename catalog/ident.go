@@ -41,7 +41,9 @@ func (i Ident) Equal(o Ident) bool {
 }
 
 // Validate checks a namespace: at least one level, each non-empty, not "."
-// or "..", without control characters. Errors wrap ErrInvalidArgument.
+// or "..", without control characters, at most MaxNameBytes. Errors wrap
+// ErrInvalidArgument. What an existing namespace may be called; one
+// being created is checked by ValidateNew too (limits.go).
 func (n Namespace) Validate() error {
 	if len(n) == 0 {
 		return fmt.Errorf("%w: namespace must have at least one level", ErrInvalidArgument)
@@ -62,17 +64,12 @@ func (i Ident) Validate() error {
 	return validateName("name", i.Name)
 }
 
-// MaxNameBytes bounds a namespace level or a table/view name, in bytes of
-// UTF-8. Engines' own limits are lower (Hive 128, Glue 255); 1024 leaves
-// room for any of them while keeping keys and messages small.
-const MaxNameBytes = 1024
-
 func validateName(what, s string) error {
 	switch {
 	case s == "":
 		return fmt.Errorf("%w: %s must not be empty", ErrInvalidArgument, what)
 	case len(s) > MaxNameBytes:
-		return fmt.Errorf("%w: %s is %d bytes long; at most %d are allowed", ErrInvalidArgument, what, len(s), MaxNameBytes)
+		return Errorf(ErrLimitExceeded, "%s is %d bytes long; at most %d are allowed", what, len(s), MaxNameBytes)
 	case s == "." || s == "..":
 		return fmt.Errorf("%w: %s must not be %q", ErrInvalidArgument, what, s)
 	case strings.Contains(s, "../") || strings.Contains(s, "/..") || strings.Contains(s, `..\`) || strings.Contains(s, `\..`):

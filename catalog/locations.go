@@ -2,10 +2,10 @@ package catalog
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/apache/iceberg-go/table"
 )
@@ -42,10 +42,14 @@ func (w *Warehouse) tableLocations(md table.Metadata) ([]string, error) {
 }
 
 // checkLocations checks that each of a table's or view's directories lies
-// inside the warehouse and passes checkLocationChars, and returns them as
-// normLocations does. Errors: ErrInvalidArgument.
+// inside the warehouse and passes checkLocationLength and
+// checkLocationChars, and returns them as normLocations does. Errors:
+// ErrInvalidArgument, ErrLimitExceeded.
 func (w *Warehouse) checkLocations(locs []string) ([]string, error) {
 	for _, l := range locs {
+		if err := checkLocationLength(l); err != nil {
+			return nil, err
+		}
 		if err := checkLocationChars(l); err != nil {
 			return nil, err
 		}
@@ -75,11 +79,11 @@ func normLocations(locs []string) []string {
 const reservedLocationChars = "?#*$%\\"
 
 // checkLocationChars returns ErrInvalidArgument when loc holds a reserved
-// character (reservedLocationChars), a control character or an empty
-// path segment ("//": one directory on a file system, two different
-// prefixes in S3).
+// character (reservedLocationChars), a hidden one (hiddenRune: the rule
+// names follow too) or an empty path segment ("//": one directory on a
+// file system, two different prefixes in S3).
 func checkLocationChars(loc string) error {
-	if i := strings.IndexFunc(loc, func(r rune) bool { return strings.ContainsRune(reservedLocationChars, r) || !unicode.IsPrint(r) }); i >= 0 {
+	if i := strings.IndexFunc(loc, func(r rune) bool { return strings.ContainsRune(reservedLocationChars, r) || hiddenRune(r) }); i >= 0 {
 		return fmt.Errorf("%w: location %q holds %q: a table or view location may not contain ? # * $ %% \\, control, format (zero-width) or non-ASCII space characters", ErrInvalidArgument, loc, []rune(loc[i:])[0])
 	}
 	if _, rest, ok := strings.Cut(loc, "://"); ok {
@@ -90,16 +94,30 @@ func checkLocationChars(loc string) error {
 	return nil
 }
 
-// normLocation is the form locations are compared in: scheme in lower
-// case, Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ and
-// Hadoop's file:/ as file:///, the path cleaned (no "//", no trailing
-// slash), so that one directory compares equal to itself however a client
-// wrote it.
+// normLocation is the one form locations are compared in — by purge,
+// the overlap check, vending, signing, expiry's confinement, metadata
+// cleanup and orphan removal (within, insideAny): scheme in lower case,
+// Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ as
+// file:///, the path percent-decoded once and cleaned (no "//", no "."
+// or "..", no trailing slash), so that one directory or file compares
+// equal to itself however a client wrote it. The decoding matters
+// because writers spell the same file two ways: iceberg-go's location
+// provider percent-encodes what a URI must (file:///wh/my%20dir/...),
+// while a location as created keeps the raw form (file:///wh/my dir);
+// a file:// FileIO opens both as the same file. Java's Hadoop paths spell
+// a local file file:/x, or /x without a scheme: both are file:///x. A path
+// whose escapes do not decode is kept as written.
+//
+// A location as written is normalised exactly once: decoding twice
+// would read "%252E%252E" as "..". Table directories never hold '%'
+// (checkLocationChars), so normalising one again changes nothing.
 func normLocation(loc string) string {
-	if p, ok := strings.CutPrefix(loc, "file:/"); ok && !strings.HasPrefix(p, "/") {
-		// Hadoop's spelling of a local path, as Spark and Trino write
-		// file paths into manifests: file:/x is file:///x.
-		loc = "file:///" + p
+	// Hadoop's spelling of a local path, as Spark and Trino write file
+	// paths into manifests: file:/x (and a bare /x) is file:///x.
+	if strings.HasPrefix(loc, "/") {
+		loc = "file://" + loc
+	} else if rest, ok := cutPrefixFold(loc, "file:/"); ok && !strings.HasPrefix(rest, "/") {
+		loc = "file:///" + rest
 	}
 	scheme, rest, ok := strings.Cut(loc, "://")
 	if !ok {
@@ -114,11 +132,39 @@ func normLocation(loc string) string {
 	if scheme == "file" && strings.EqualFold(host, "localhost") {
 		host = ""
 	}
+	if d, err := url.PathUnescape(p); err == nil {
+		p = d
+	}
 	if p = path.Clean("/" + p); p == "/" {
 		p = ""
 	}
 	return scheme + "://" + host + p
 }
+
+// cutPrefixFold is strings.CutPrefix ignoring ASCII case (a URI scheme's
+// case does not matter).
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}
+
+// within reports whether loc lies strictly below dir, comparing both in
+// their normal form (normLocation); pass each as written, or dir as a
+// recorded directory (already normal).
+func within(loc, dir string) bool {
+	return strings.HasPrefix(normLocation(loc), normLocation(dir)+"/")
+}
+
+// uriEscapedPath is the path p (decoded) as a URI spells it: how
+// iceberg-go's location provider (url.URL.JoinPath, String) writes the
+// files under a location whose path holds a space or non-ASCII text.
+func uriEscapedPath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
+
+// sameLocation reports whether a and b name the same directory
+// (normLocation).
+func sameLocation(a, b string) bool { return normLocation(a) == normLocation(b) }
 
 // PointerLocations is the set of directories p's table or view writes
 // under: the Locations recorded with it, or, for a pointer stored before
@@ -149,7 +195,7 @@ func AddLocations(locs []string, curMetadata string, cur []string) []string {
 func LocationsOverlap(a, b []string) bool {
 	for _, x := range a {
 		for _, y := range b {
-			if x == y || within(x, y) || within(y, x) {
+			if sameLocation(x, y) || within(x, y) || within(y, x) {
 				return true
 			}
 		}

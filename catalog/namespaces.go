@@ -7,9 +7,13 @@ import (
 )
 
 // CreateNamespace creates ns with props (REST createNamespace). Errors:
-// ErrInvalidArgument, ErrNamespaceAlreadyExists, ErrNoSuchNamespace (parent missing).
+// ErrInvalidArgument, ErrLimitExceeded (ns or props past a limit of
+// limits.go), ErrNamespaceAlreadyExists, ErrNoSuchNamespace (parent missing).
 func (c *Catalog) CreateNamespace(ctx context.Context, ns Namespace, props map[string]string) error {
-	if err := ns.Validate(); err != nil {
+	if err := ns.ValidateNew(); err != nil {
+		return err
+	}
+	if err := CheckNamespaceProperties(ns, nil, props); err != nil {
 		return err
 	}
 	if props == nil {
@@ -38,7 +42,9 @@ func (c *Catalog) ListNamespaces(ctx context.Context, parent Namespace, page Pag
 }
 
 // UpdateNamespaceProperties removes and sets properties (REST
-// updateProperties). A key both removed and set is ErrUnprocessable (422).
+// updateProperties). A key both removed and set is ErrUnprocessable (422);
+// a result past the property limits is ErrLimitExceeded (the store checks
+// it with CheckNamespaceProperties, in the update's transaction).
 // It returns the keys set, the removals applied and the removals missing.
 func (c *Catalog) UpdateNamespaceProperties(ctx context.Context, ns Namespace, removals []string, updates map[string]string) (updated, removed, missing []string, err error) {
 	if err := ns.Validate(); err != nil {

@@ -191,11 +191,6 @@ func removeEmptyDirs(dir string) {
 	_ = os.Remove(dir) // fails, as intended, when dir is not empty
 }
 
-// within reports whether loc lies strictly below dir (both URIs).
-func within(loc, dir string) bool {
-	return strings.HasPrefix(loc, strings.TrimSuffix(dir, "/")+"/")
-}
-
 // locationOfMetadata guesses a table's or view's location from its
 // metadata file: the parent of the metadata/ directory that holds it.
 //
@@ -233,7 +228,7 @@ func (c *Catalog) LocationShared(ctx context.Context, loc string, except Ident) 
 func (c *Catalog) locationShared(ctx context.Context, loc string, except Ident, nested bool) (Ident, bool, error) {
 	return c.findPointer(ctx, except, func(p Pointer) bool {
 		other := locationOfMetadata(p.MetadataLocation)
-		return within(p.MetadataLocation, loc) || other == strings.TrimSuffix(loc, "/") || (nested && within(loc, other))
+		return within(p.MetadataLocation, loc) || sameLocation(other, loc) || (nested && within(loc, other))
 	})
 }
 

@@ -202,7 +202,7 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs [
 		// inside it; "<location>" without the slash would also list
 		// sibling tables whose names extend it (t and t2).
 		p := q.Get("prefix")
-		isDir := slices.ContainsFunc(dirs, func(d string) bool { return "s3://"+bucket+"/"+p == strings.TrimSuffix(d, "/")+"/" })
+		isDir := strings.HasSuffix(p, "/") && slices.ContainsFunc(dirs, func(d string) bool { return sameLocation("s3://"+bucket+"/"+p, d) })
 		if isDir || inside(p) {
 			return nil
 		}

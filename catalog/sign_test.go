@@ -296,3 +296,36 @@ func TestSignS3RequestEveryDirectory(t *testing.T) {
 		require.ErrorIs(t, sign("GET", uri), catalog.ErrSignOutsideLocation, uri)
 	}
 }
+
+// Regression: a table whose location holds a space had the objects
+// iceberg-go writes for it refused: its location provider percent-encodes
+// the path (s3://bkt/wh/my%20dir/t/metadata/...; iceberg-go's S3 FileIO
+// keeps that key as is), and the check compared that key with the
+// recorded directory (s3://bkt/wh/my dir/t) as plain strings. Both
+// spellings are the table's (no table location may hold '%'); what lies
+// outside once decoded stays refused.
+func TestSignS3RequestEncodedLocation(t *testing.T) {
+	wh := signingWarehouse(t)
+	dirs := []string{"s3://bkt/wh/my dir/t"}
+	sign := func(method, uri string) error {
+		_, err := wh.SignS3Request(context.Background(), dirs, spec.RemoteSignRequest{
+			Region: "us-east-1", Method: method, URI: uri, Headers: map[string][]string{}})
+		return err
+	}
+	for _, uri := range []string{
+		"http://127.0.0.1:9000/bkt/wh/my%20dir/t/data/a.parquet",                   // key "wh/my dir/t/data/a.parquet" (Java, pyiceberg)
+		"http://127.0.0.1:9000/bkt/wh/my%2520dir/t/metadata/00000-x.metadata.json", // key "wh/my%20dir/t/..." (iceberg-go)
+		"http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/my%20dir/t/",
+		"http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/my%2520dir/t/",
+	} {
+		require.NoError(t, sign("GET", uri), uri)
+	}
+	for _, uri := range []string{
+		"http://127.0.0.1:9000/bkt/wh/my%2520dir/t2/x",
+		"http://127.0.0.1:9000/bkt/wh/my%2520dir/t/%252E%252E/t2/x",
+		"http://127.0.0.1:9000/bkt/wh/my%20dir/t%2F..%2Ft2/x",
+		"http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/my%2520dir/t",
+	} {
+		require.ErrorIs(t, sign("GET", uri), catalog.ErrForbidden, uri)
+	}
+}

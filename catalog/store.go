@@ -89,8 +89,9 @@ type Store interface {
 	// next page ("" on the last). Errors: ErrNoSuchNamespace for a missing parent.
 	ListNamespaces(ctx context.Context, parent Namespace, page Page) ([]Namespace, string, error)
 	// UpdateNamespaceProperties removes then sets properties and returns the
-	// removals that were present and those that were missing.
-	// Errors: ErrNoSuchNamespace.
+	// removals that were present and those that were missing. It applies
+	// nothing when the result fails CheckNamespaceProperties, checked in
+	// the same transaction. Errors: ErrNoSuchNamespace, ErrLimitExceeded.
 	UpdateNamespaceProperties(ctx context.Context, ns Namespace, removals []string, updates map[string]string) (removed, missing []string, err error)
 	// DropNamespace removes an empty namespace. Errors: ErrNoSuchNamespace,
 	// ErrNamespaceNotEmpty (it holds tables, views or child namespaces).

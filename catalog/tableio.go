@@ -33,7 +33,8 @@ func identFromIceberg(ident table.Identifier) (Ident, error) {
 }
 
 // LoadTable implements table.CatalogIO: the table's current metadata, with
-// a FileIO for the warehouse. Errors: ErrNoSuchTable and those of
+// the warehouse's FileIO, which removes no metadata file (confinedIO: the
+// catalog's commit deletes those that leave the metadata log, once). Errors: ErrNoSuchTable and those of
 // Catalog.LoadTable.
 func (t *TableIO) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
 	id, err := identFromIceberg(ident)
@@ -48,7 +49,7 @@ func (t *TableIO) LoadTable(ctx context.Context, ident table.Identifier) (*table
 	if err != nil {
 		return nil, fmt.Errorf("parse metadata of %s at %s: %w", id, lt.MetadataLocation, err)
 	}
-	return table.New(ident, md, lt.MetadataLocation, t.wh.FileIOFunc(lt.MetadataLocation), t), nil
+	return table.New(ident, md, lt.MetadataLocation, t.fileIOFunc(lt.MetadataLocation, id, nil, false), t), nil
 }
 
 // CommitTable implements table.CatalogIO through Catalog.CommitTable and

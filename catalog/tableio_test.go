@@ -1,7 +1,13 @@
 package catalog_test
 
 import (
+	"bytes"
 	"context"
+	"log"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -103,4 +109,47 @@ func TestNewWarehouseRefusesUnsupportedStores(t *testing.T) {
 	require.True(t, wh.Contains("s3://bucket/wh/ns/t"))
 	require.False(t, wh.Contains("s3://bucket/wh2/t"))
 	require.False(t, wh.Contains("s3://other/wh/t"))
+}
+
+// Regression: every in-process commit past the 10th (ingest, maintenance)
+// logged "Warning: Failed to delete old metadata file ... no such file or
+// directory": the catalog's commit deletes the metadata files that leave
+// the log (write.metadata.delete-after-commit.enabled), and iceberg-go's
+// Transaction.Commit then deleted the same files again through the
+// table's FileIO. Each is deleted once now, and old files still go as
+// write.metadata.previous-versions-max says.
+func TestTableIOOldMetadataDeletedOnce(t *testing.T) {
+	var logged bytes.Buffer
+	log.SetOutput(&logged) // iceberg-go reports through the standard logger
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+
+	ctx := context.Background()
+	cat, wh := newTestCatalog(t)
+	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
+	created, err := cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, spec.CreateTableRequest{
+		Name:   "t",
+		Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64, Required: true}),
+		Properties: map[string]string{
+			table.MetadataDeleteAfterCommitEnabledKey: "true",
+			table.MetadataPreviousVersionsMaxKey:      "10",
+		},
+	})
+	require.NoError(t, err)
+	tio := cat.TableIO(wh)
+	for i := range 15 {
+		tbl, err := tio.LoadTable(ctx, table.Identifier{"ns", "t"})
+		require.NoError(t, err)
+		txn := tbl.NewTransaction()
+		require.NoError(t, txn.SetProperties(iceberg.Properties{"n": strconv.Itoa(i)}))
+		_, err = txn.Commit(ctx)
+		require.NoError(t, err)
+	}
+	require.NotContains(t, logged.String(), "Failed to delete old metadata file")
+	require.Empty(t, logged.String())
+
+	loc, err := url.Parse(created.MetadataLocation)
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(filepath.Dir(loc.Path), "*.metadata.json"))
+	require.NoError(t, err)
+	require.Len(t, files, 11, "the current file and 10 previous ones: %v", files)
 }

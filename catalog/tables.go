@@ -36,10 +36,12 @@ func (c *Catalog) ListTables(ctx context.Context, ns Namespace, page Page) ([]Id
 // is req.Location if it lies inside the warehouse, else a new one under it.
 // With req.StageCreate nothing is persisted: the result carries metadata
 // for a later commit with assert-create. Errors: ErrInvalidArgument,
-// ErrNoSuchNamespace, ErrTableAlreadyExists, ErrViewAlreadyExists.
+// ErrLimitExceeded (the identifier, a location or the properties past a
+// limit of limits.go; nothing is written), ErrNoSuchNamespace,
+// ErrTableAlreadyExists, ErrViewAlreadyExists.
 func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, req spec.CreateTableRequest) (*Loaded, error) {
 	id := Ident{Namespace: ns, Name: req.Name}
-	if err := id.Validate(); err != nil {
+	if err := id.ValidateNew(); err != nil {
 		return nil, err
 	}
 	if req.Schema == nil {
@@ -259,7 +261,7 @@ func (c *Catalog) rename(ctx context.Context, from, to Ident, kind Kind) error {
 	if err := from.Validate(); err != nil {
 		return err
 	}
-	if err := to.Validate(); err != nil {
+	if err := to.ValidateNew(); err != nil {
 		return err
 	}
 	return c.store.RenamePointer(ctx, from, to, kind)
@@ -273,7 +275,7 @@ func (c *Catalog) rename(ctx context.Context, from, to Ident, kind Kind) error {
 // ErrTableOwnedForbidden (overwrite of a table a topic owns).
 func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace, req spec.RegisterTableRequest) (*Loaded, error) {
 	id := Ident{Namespace: ns, Name: req.Name}
-	if err := id.Validate(); err != nil {
+	if err := id.ValidateNew(); err != nil {
 		return nil, err
 	}
 	if req.Overwrite {

@@ -278,16 +278,10 @@ func statisticsPathProblem(loc string, roots []string) string {
 	if loc == "" {
 		return "statistics-path is required"
 	}
-	// Java's Hadoop paths spell local files file:/x (and may drop the
-	// scheme); they name the same file as file:///x.
-	norm := loc
-	if strings.HasPrefix(norm, "/") {
-		norm = "file://" + norm
-	} else if rest, ok := strings.CutPrefix(norm, "file:/"); ok && !strings.HasPrefix(rest, "/") {
-		norm = "file:///" + rest
-	}
+	// within compares normLocation's form, in which Java's Hadoop
+	// spellings of a local file (file:/x, /x) are file:///x.
 	for _, r := range roots {
-		if within(normLocation(norm), normLocation(r)) {
+		if within(loc, r) {
 			return ""
 		}
 	}

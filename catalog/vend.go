@@ -89,7 +89,17 @@ func (w *Warehouse) VendCredentials(ctx context.Context, dirs []string, access A
 	}
 	out := make([]spec.StorageCredential, 0, len(dirs))
 	for _, d := range dirs {
-		out = append(out, spec.StorageCredential{Prefix: strings.TrimSuffix(d, "/"), Config: cfg})
+		d = strings.TrimSuffix(d, "/")
+		out = append(out, spec.StorageCredential{Prefix: d, Config: cfg})
+		// Clients match a file's path against the prefixes: the files
+		// iceberg-go writes under a location holding a space are
+		// spelled percent-encoded (SessionPolicy).
+		if scheme, rest, ok := strings.Cut(d, "://"); ok {
+			host, p, _ := strings.Cut(rest, "/")
+			if enc := scheme + "://" + host + uriEscapedPath("/"+p); enc != d {
+				out = append(out, spec.StorageCredential{Prefix: enc, Config: cfg})
+			}
+		}
 	}
 	return out, nil
 }
@@ -182,14 +192,25 @@ type policyStatement struct {
 // AWS refuses a session policy longer than MaxSessionPolicyBytes; when
 // dirs would make one longer, the trailing directories (the oldest
 // locations a table moved away from) are left out, so the credentials
-// still reach the table's current files. Errors wrap ErrInvalidArgument
+// still reach the table's current files. A directory whose path a URI
+// percent-encodes (a space) is named in both spellings: objects Java and
+// pyiceberg write keep the raw key, those iceberg-go writes the encoded
+// one. Errors wrap ErrInvalidArgument
 // for no directory, or one that is not s3://bucket/key or holds a
 // character IAM would read as a wildcard or variable.
 func SessionPolicy(dirs []string, access Access) ([]byte, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("%w: no table directory to scope credentials to", ErrInvalidArgument)
 	}
-	type dir struct{ bucket, prefix string }
+	// A directory's objects may have two spellings of its key prefix:
+	// the raw one (Java's and pyiceberg's FileIOs append to the location
+	// as written) and the percent-encoded one (iceberg-go's location
+	// provider encodes the path and its S3 FileIO keeps the key as is),
+	// when the location holds a character a URI path encodes (a space).
+	type dir struct {
+		bucket   string
+		prefixes []string
+	}
 	parsed := make([]dir, 0, len(dirs))
 	for _, d := range dirs {
 		if err := checkLocationChars(d); err != nil {
@@ -203,7 +224,11 @@ func SessionPolicy(dirs []string, access Access) ([]byte, error) {
 		if prefix == "" {
 			return nil, fmt.Errorf("%w: %q is a whole bucket, not a table location", ErrInvalidArgument, d)
 		}
-		parsed = append(parsed, dir{u.Host, prefix})
+		pd := dir{bucket: u.Host, prefixes: []string{prefix}}
+		if enc := strings.TrimPrefix(uriEscapedPath("/"+prefix), "/"); enc != prefix {
+			pd.prefixes = append(pd.prefixes, enc)
+		}
+		parsed = append(parsed, pd)
 	}
 	build := func(ds []dir) ([]byte, error) {
 		actions := []string{"s3:GetObject"}
@@ -214,11 +239,13 @@ func SessionPolicy(dirs []string, access Access) ([]byte, error) {
 		lists := map[string][]string{} // bucket -> s3:prefix values
 		var order []string
 		for _, d := range ds {
-			objects = append(objects, "arn:aws:s3:::"+d.bucket+"/"+d.prefix+"/*")
 			if _, ok := lists[d.bucket]; !ok {
 				order = append(order, d.bucket)
 			}
-			lists[d.bucket] = append(lists[d.bucket], d.prefix+"/*")
+			for _, p := range d.prefixes {
+				objects = append(objects, "arn:aws:s3:::"+d.bucket+"/"+p+"/*")
+				lists[d.bucket] = append(lists[d.bucket], p+"/*")
+			}
 		}
 		doc := policyDocument{Version: "2012-10-17", Statement: []policyStatement{
 			{Sid: "TableObjects", Effect: "Allow", Action: actions, Resource: objects},

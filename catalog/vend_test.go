@@ -80,6 +80,13 @@ func TestVendStaticCredentialsOnlyWhenConfigured(t *testing.T) {
 	require.Len(t, creds, 1)
 	require.Equal(t, "s3://bkt/wh/t", creds[0].Prefix)
 	require.Equal(t, "static-secret", creds[0].Config["s3.secret-access-key"])
+	// A location holding a space: a prefix for each spelling of its
+	// files (TestSessionPolicyCoversEncodedSpelling).
+	creds, err = wh.VendCredentials(ctx, []string{"s3://bkt/wh/my dir/t"}, catalog.AccessRead)
+	require.NoError(t, err)
+	require.Len(t, creds, 2)
+	require.Equal(t, "s3://bkt/wh/my dir/t", creds[0].Prefix)
+	require.Equal(t, "s3://bkt/wh/my%20dir/t", creds[1].Prefix)
 
 	_, err = wh.VendCredentials(ctx, []string{"s3://bkt/other/t"}, catalog.AccessRead)
 	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
@@ -139,4 +146,19 @@ func TestSessionPolicyCoversEveryDirectory(t *testing.T) {
 	require.LessOrEqual(t, len(b), catalog.MaxSessionPolicyBytes)
 	require.Contains(t, string(b), strings.TrimPrefix(dir(0), "s3://"), "the current location is kept")
 	require.NotContains(t, string(b), strings.TrimPrefix(dir(39), "s3://"))
+}
+
+// Regression: the credentials of a table whose location holds a space
+// did not reach the files iceberg-go writes for it, whose keys are
+// percent-encoded (wh/my%20dir/t/metadata/...: its location provider
+// encodes the path and its S3 FileIO keeps the key as is), only those
+// written with the raw key (Java, pyiceberg). The policy names both
+// spellings.
+func TestSessionPolicyCoversEncodedSpelling(t *testing.T) {
+	b, err := catalog.SessionPolicy([]string{"s3://bkt/wh/my dir/t"}, catalog.AccessRead)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"Version":"2012-10-17","Statement":[
+	 {"Sid":"TableObjects","Effect":"Allow","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::bkt/wh/my dir/t/*","arn:aws:s3:::bkt/wh/my%20dir/t/*"]},
+	 {"Sid":"ListTablePrefix","Effect":"Allow","Action":["s3:ListBucket"],"Resource":["arn:aws:s3:::bkt"],
+	  "Condition":{"StringLike":{"s3:prefix":["wh/my dir/t/*","wh/my%20dir/t/*"]}}}]}`, string(b))
 }

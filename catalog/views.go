@@ -34,7 +34,7 @@ func (c *Catalog) ListViews(ctx context.Context, ns Namespace, page Page) ([]Ide
 // ErrViewAlreadyExists, ErrTableAlreadyExists.
 func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, req spec.CreateViewRequest) (*Loaded, error) {
 	id := Ident{Namespace: ns, Name: req.Name}
-	if err := id.Validate(); err != nil {
+	if err := id.ValidateNew(); err != nil {
 		return nil, err
 	}
 	if req.Schema == nil || req.ViewVersion == nil {
@@ -61,6 +61,9 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	built, err := b.SetLoc(loc).SetCurrentVersion(req.ViewVersion, req.Schema).SetProperties(iceberg.Properties(req.Properties)).Build()
 	if err != nil {
 		return nil, fmt.Errorf("%w: create view %s: %v", ErrInvalidArgument, id, err)
+	}
+	if err := checkProperties("view "+id.String(), nil, built.Properties()); err != nil {
+		return nil, err
 	}
 	js, err := json.Marshal(built.Metadata)
 	if err != nil {
@@ -131,6 +134,9 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 		if err != nil {
 			return false, fmt.Errorf("%w: view %s: %v", ErrInvalidArgument, id, err)
 		}
+		if err := checkProperties("view "+id.String(), base.Properties(), built.Properties()); err != nil {
+			return false, err
+		}
 		next, err := json.Marshal(built.Metadata)
 		if err != nil {
 			return false, err
@@ -139,7 +145,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 			return false, fmt.Errorf("view %s: %w", id, err)
 		}
 		change := PointerChange{Ident: id, Kind: KindView, ExpectedVersion: p.Version}
-		if normLocation(built.Location()) != normLocation(base.Location()) {
+		if !sameLocation(built.Location(), base.Location()) {
 			if change.Locations, err = wh.checkLocations([]string{built.Location()}); err != nil {
 				return false, err
 			}
@@ -189,7 +195,7 @@ func (c *Catalog) RenameView(ctx context.Context, wh *Warehouse, from, to Ident)
 // ErrNoSuchNamespace, ErrViewAlreadyExists, ErrTableAlreadyExists.
 func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace, req spec.RegisterViewRequest) (*Loaded, error) {
 	id := Ident{Namespace: ns, Name: req.Name}
-	if err := id.Validate(); err != nil {
+	if err := id.ValidateNew(); err != nil {
 		return nil, err
 	}
 	if err := wh.checkLocation("metadata-location", req.MetadataLocation); err != nil {

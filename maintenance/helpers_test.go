@@ -3,6 +3,7 @@ package maintenance_test
 import (
 	"context"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,12 +72,23 @@ func newHarness(t testing.TB, props map[string]string) *harness {
 // testserver.NewCatalog).
 func newHarnessOn(t testing.TB, props map[string]string, wrap func(catalog.Store) catalog.Store) *harness {
 	t.Helper()
+	return newHarnessAt(t, props, wrap, "")
+}
+
+// newHarnessAt is newHarnessOver with the table at dir, a directory
+// below the warehouse's (Tarn's own choice when "").
+func newHarnessAt(t testing.TB, props map[string]string, wrap func(catalog.Store) catalog.Store, dir string) *harness {
+	t.Helper()
 	ctx := context.Background()
 	cat, wh, store := testserver.NewCatalog(t, t.TempDir(), wrap)
 	require.NoError(t, cat.CreateNamespace(ctx, tableIdent.Namespace, nil))
 	ps := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{4}, FieldID: 1000, Name: "origin", Transform: iceberg.IdentityTransform{}})
+	loc := ""
+	if dir != "" {
+		loc = wh.Location + "/" + dir
+	}
 	_, err := cat.CreateTable(ctx, wh, tableIdent.Namespace, spec.CreateTableRequest{Name: tableIdent.Name, Schema: testSchema,
-		PartitionSpec: &iceberg.UnboundPartitionSpec{PartitionSpec: ps}, Properties: props})
+		PartitionSpec: &iceberg.UnboundPartitionSpec{PartitionSpec: ps}, Properties: props, Location: loc})
 	require.NoError(t, err)
 	h := &harness{t: t, ctx: ctx, cat: cat, store: store, wh: wh, tio: cat.TableIO(wh), ident: table.Identifier{"air", "flights"},
 		reg: prometheus.NewRegistry()}
@@ -233,8 +245,13 @@ func age(t *testing.T, d time.Duration, paths ...string) {
 	}
 }
 
+// exists reports whether the file at p (a path, or a file:// location
+// as written, percent-encoded or not) exists.
 func exists(p string) bool {
-	_, err := os.Stat(strings.TrimPrefix(p, "file://"))
+	if u, err := url.Parse(p); err == nil && u.Scheme == "file" {
+		p = u.Path
+	}
+	_, err := os.Stat(p)
 	return err == nil
 }
 
@@ -249,4 +266,33 @@ func dataFiles(t *testing.T, tbl *table.Table, s *table.Snapshot) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// counter is the value of counter name whose label is value (0 before
+// the first increment).
+func counter(t *testing.T, g prometheus.Gatherer, name, label, value string) float64 {
+	t.Helper()
+	v, _ := metricWith(t, g, name, label, value)
+	return v
+}
+
+// metricWith is the value of the counter or gauge name whose label is
+// value (case-insensitively), and whether there is one.
+func metricWith(t *testing.T, g prometheus.Gatherer, name, label, value string) (float64, bool) {
+	t.Helper()
+	mfs, err := g.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && strings.EqualFold(l.GetValue(), value) {
+					return m.GetCounter().GetValue() + m.GetGauge().GetValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
 }

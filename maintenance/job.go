@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -33,6 +32,7 @@ var Jobs = []string{JobCompact, JobExpire, JobManifests, JobOrphans}
 
 // Result is what one run of a job did to one table. Counts are of this run.
 type Result struct {
+	// Table is the table's catalog.FormatIdent text.
 	Table string `json:"table"`
 	Job   string `json:"job"`
 	// Skipped says why the job did nothing ("not due", "nothing to
@@ -87,7 +87,12 @@ type target struct {
 	log   *slog.Logger
 }
 
-func (t *target) name() string { return strings.Join(t.ident, ".") }
+// name is the table's unambiguous text (catalog.FormatIdent): what the
+// status, results, logs and the table label of metrics carry, so that
+// ["sales", "eu"].orders and ["sales.eu"].orders stay apart.
+func (t *target) name() string {
+	return catalog.FormatIdent(catalog.Ident{Namespace: catalog.Namespace(t.ident[:len(t.ident)-1]), Name: t.ident[len(t.ident)-1]})
+}
 
 func (t *target) load(ctx context.Context) (*table.Table, error) {
 	return t.io.LoadTable(ctx, t.ident)

@@ -1,7 +1,6 @@
 package maintenance_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
@@ -118,20 +117,9 @@ func jobDurationCount(t *testing.T, h *harness, job string) uint64 {
 // metricValue gathers metric name's sample for table air.flights.
 func metricValue(t *testing.T, h *harness, name string) float64 {
 	t.Helper()
-	mfs, err := h.reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "table" && strings.EqualFold(l.GetValue(), "air.flights") {
-					return m.GetCounter().GetValue() + m.GetGauge().GetValue()
-				}
-			}
-		}
+	v, ok := metricWith(t, h.reg, name, "table", "air.flights")
+	if !ok {
+		t.Fatalf("metric %s not found", name)
 	}
-	t.Fatalf("metric %s not found", name)
-	return 0
+	return v
 }

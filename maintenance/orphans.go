@@ -40,7 +40,9 @@ func removeOrphans(ctx context.Context, t *target) (Result, error) {
 		res.Skipped = "location shared with " + other.String()
 		return res, nil
 	}
-	fs, err := tbl.FS(ctx)
+	// The table's own IO leaves metadata files to the catalog's commits;
+	// unreferenced ones are this job's to remove.
+	fs, err := t.io.RemovalFS(ctx, tbl)
 	if err != nil {
 		return res, err
 	}

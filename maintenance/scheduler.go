@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/recovery"
 )
 
 // Defaults of the scheduler (tarn serve --maintenance-*).
@@ -106,6 +107,8 @@ type Status struct {
 
 // TableStatus is one table's maintenance state.
 type TableStatus struct {
+	// Table is the table's catalog.FormatIdent text ("sales.orders", or
+	// {"namespace":["sales.eu"],"name":"orders"}).
 	Table   string `json:"table"`
 	Owned   bool   `json:"owned"`
 	Enabled bool   `json:"enabled"`
@@ -166,7 +169,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 			return
 		case <-time.After(d):
 		}
-		if err := s.Pass(ctx); err != nil && ctx.Err() == nil {
+		if err := recovery.Call(recovery.Maintenance, func() error { return s.Pass(ctx) }); err != nil && ctx.Err() == nil {
 			s.log.Warn("maintenance pass", "err", err)
 		}
 	}
@@ -193,7 +196,9 @@ func (s *Scheduler) Pass(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			_, _ = s.runTable(ctx, id, nil, false)
+			// A job's panic is its failure (runJob); one elsewhere on
+			// the way is logged here and ends only this table's turn.
+			recovery.Run(s.log, "maintenance of "+catalog.FormatIdent(id), func() { _, _ = s.runTable(ctx, id, nil, false) })
 		}()
 	}
 	wg.Wait()
@@ -226,7 +231,7 @@ func (s *Scheduler) RunJobs(ctx context.Context, id catalog.Ident, jobs []string
 
 // runTable runs jobs on id (nil: every due job of an enabled table).
 func (s *Scheduler) runTable(ctx context.Context, id catalog.Ident, jobs []string, force bool) ([]Result, error) {
-	key := id.String()
+	key := catalog.FormatIdent(id) // one state and lock per table, dots in names or not
 	s.mu.Lock()
 	lock := s.runLocks[key]
 	if lock == nil {
@@ -302,14 +307,19 @@ func (s *Scheduler) due(st *tableState, pol Policy) []string {
 	return jobs
 }
 
-func (s *Scheduler) runJob(ctx context.Context, t *target, job string) (Result, error) {
+func (s *Scheduler) runJob(ctx context.Context, t *target, job string) (r Result, err error) {
 	ctx, cancel := context.WithTimeout(ctx, jobTimeout)
 	defer cancel()
 	start := time.Now()
-	var (
-		r   Result
-		err error
-	)
+	defer func() {
+		r.DurationMs = time.Since(start).Milliseconds()
+		s.m.observe(r, err)
+	}()
+	// A panic in a job (a bug, metadata nothing checked) is that job's
+	// failure: recorded, counted and logged like any other, and the
+	// process and the other tables' maintenance carry on.
+	defer recovery.Recover(recovery.Maintenance, &err)
+	r = Result{Table: t.name(), Job: job} // what a panicking job reports
 	switch job {
 	case JobCompact:
 		r, err = compact(ctx, t)
@@ -320,8 +330,6 @@ func (s *Scheduler) runJob(ctx context.Context, t *target, job string) (Result, 
 	case JobOrphans:
 		r, err = removeOrphans(ctx, t)
 	}
-	r.DurationMs = time.Since(start).Milliseconds()
-	s.m.observe(r, err)
 	return r, err
 }
 

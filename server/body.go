@@ -111,7 +111,7 @@ func routeOf(c echo.Context) string {
 // exactly one JSON value (trailing bytes, a second value), names a member
 // twice, holds a number that does not fit, is not UTF-8, or does not fit
 // the route's type is 400 BadRequestException, and nothing else runs. A
-// body over the size limit stays echo's 413.
+// body over the size limit is 413 (limitBody).
 func (s *Server) decodeRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		decode, ok := requestBodies[c.Request().Method+" "+routeOf(c)]
@@ -121,11 +121,8 @@ func (s *Server) decodeRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		r := c.Request()
 		raw, err := io.ReadAll(r.Body)
 		if err != nil {
-			var he *echo.HTTPError
-			if errors.As(err, &he) {
-				return he // BodyLimit's 413
-			}
-			return fmt.Errorf("%w: read request body: %v", errBadRequest, err)
+			// %w: limitBody's *http.MaxBytesError is a 413 (exceptionFor).
+			return fmt.Errorf("%w: read request body: %w", errBadRequest, err)
 		}
 		// Nothing may read the bytes again.
 		r.Body = http.NoBody

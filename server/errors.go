@@ -10,6 +10,7 @@ import (
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/internal/recovery"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -73,7 +74,9 @@ func exceptionFor(err error) spec.Exception {
 	// decodeRequest, which wraps errBadRequest, so a bare *json.SyntaxError
 	// comes from data the server stored (a corrupt pointer or metadata
 	// file) and is the server's fault, not the client's.
-	case errors.Is(err, errBadRequest), errors.Is(err, catalog.ErrInvalidMetadata):
+	case errors.As(err, new(*http.MaxBytesError)):
+		return spec.RequestTooLarge
+	case errors.Is(err, errBadRequest), errors.Is(err, catalog.ErrInvalidMetadata), errors.Is(err, catalog.ErrLimitExceeded):
 		return spec.BadRequest
 	case errors.Is(err, catalog.ErrInvalidArgument), errors.Is(err, iceberg.ErrInvalidArgument):
 		return spec.InvalidArgument
@@ -83,7 +86,9 @@ func exceptionFor(err error) spec.Exception {
 			return spec.NotFound
 		case http.StatusMethodNotAllowed:
 			return spec.MethodNotAllowed
-		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+		case http.StatusRequestEntityTooLarge:
+			return spec.RequestTooLarge
+		case http.StatusBadRequest, http.StatusUnsupportedMediaType:
 			return spec.BadRequest
 		case http.StatusServiceUnavailable:
 			return spec.ServiceUnavailable
@@ -101,6 +106,11 @@ var errBadRequest = errors.New("bad request")
 // full and sent generic only for unexpected errors.
 func (s *Server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
+		// Nothing can be sent any more; a panic is still logged.
+		if pe := (*recovery.PanicError)(nil); errors.As(err, &pe) {
+			s.log.Error("request failed after its response started", "method", c.Request().Method, "path", c.Request().URL.Path,
+				"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", pe)
+		}
 		return
 	}
 	ex := exceptionFor(err)
@@ -110,6 +120,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		if m, ok := he.Message.(string); ok {
 			msg = m
 		}
+	}
+	if ex == spec.RequestTooLarge {
+		msg = bodyTooLargeMessage // not the decoder's or the reader's wording
 	}
 	storageMsg := ""
 	if ex == spec.ServerError {

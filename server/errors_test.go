@@ -100,6 +100,7 @@ func TestErrorMapping(t *testing.T) {
 		{"catalog.ErrCommitFailed", catalog.ErrCommitFailed, spec.CommitFailed},
 		{"catalog.ErrIdempotencyKeyReused", catalog.ErrIdempotencyKeyReused, spec.Unprocessable},
 		{"catalog.ErrInvalidMetadata", catalog.ErrInvalidMetadata, spec.BadRequest},
+		{"catalog.ErrLimitExceeded", catalog.ErrLimitExceeded, spec.BadRequest},
 		{"catalog.ErrTableOwned", catalog.ErrTableOwned, spec.Conflict},
 		{"catalog.ErrTableOwnedForbidden", catalog.ErrTableOwnedForbidden, spec.Forbidden},
 		{"catalog.ErrOutsideTable", catalog.ErrOutsideTable, spec.Forbidden},

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/recovery"
 	"github.com/tarnhq/tarn/internal/strictjson"
 )
 
@@ -164,7 +165,7 @@ func (s *Server) expireIdempotencyKeys(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if _, err := s.idem.ExpireIdempotencyRecords(ctx, now); err != nil && ctx.Err() == nil {
+			if err := recovery.Call(recovery.Background, func() error { _, err := s.idem.ExpireIdempotencyRecords(ctx, now); return err }); err != nil && ctx.Err() == nil {
 				s.log.Warn("expire idempotency records", "err", err)
 			}
 		}

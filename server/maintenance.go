@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,8 +25,9 @@ var errMaintenanceNotConfigured = errors.New("maintenance not configured")
 
 // RunMaintenanceRequest is the body of POST /management/v1/maintenance/run.
 type RunMaintenanceRequest struct {
-	// Table is namespace.name (the last dot separates the name).
-	Table string `json:"table"`
+	// Table is namespace.name, or {"namespace": [...], "name": "..."}
+	// when a level or the name holds a dot (catalog.TableName).
+	Table catalog.TableName `json:"table"`
 	// Jobs to run, in maintenance.Jobs order when empty: all of them.
 	Jobs []string `json:"jobs,omitempty"`
 }
@@ -83,16 +82,6 @@ func (s *Server) runMaintenance(c echo.Context) error {
 	return c.JSON(http.StatusOK, RunMaintenanceResponse{Results: rs})
 }
 
-// ParseTableName splits "ns.name" (or "a.b.name") at its last dot.
-// Errors wrap catalog.ErrInvalidArgument.
-func ParseTableName(s string) (catalog.Ident, error) {
-	i := strings.LastIndexByte(s, '.')
-	if i <= 0 || i == len(s)-1 {
-		return catalog.Ident{}, catalog.Errorf(catalog.ErrInvalidArgument, "table %q must be namespace.name", s)
-	}
-	id := catalog.Ident{Namespace: catalog.Namespace(strings.Split(s[:i], ".")), Name: s[i+1:]}
-	if err := id.Validate(); err != nil {
-		return catalog.Ident{}, fmt.Errorf("table %q: %w", s, err)
-	}
-	return id, nil
-}
+// ParseTableName reads a maintenance request's table with
+// catalog.ParseIdent. Errors wrap catalog.ErrInvalidArgument.
+func ParseTableName(t catalog.TableName) (catalog.Ident, error) { return catalog.ParseIdent(string(t)) }

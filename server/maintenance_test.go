@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -29,18 +28,28 @@ import (
 // 10 rows, one small file each) with a maintenance scheduler, or none.
 func maintenanceFixture(t *testing.T, withScheduler bool) string {
 	t.Helper()
-	ctx := context.Background()
 	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
-	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"air"}, nil))
+	require.NoError(t, cat.CreateNamespace(t.Context(), catalog.Namespace{"air"}, nil))
+	smallFilesTable(t, cat, wh, catalog.Ident{Namespace: catalog.Namespace{"air"}, Name: "flights"})
+	return serveMaintenance(t, cat, withScheduler)
+}
+
+// smallFilesTable creates table id (maintenance enabled) with 12
+// appends of 10 rows, one small file each.
+func smallFilesTable(t *testing.T, cat *catalog.Catalog, wh *catalog.Warehouse, id catalog.Ident) {
+	t.Helper()
+	ctx := t.Context()
 	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "distance", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	_, err := cat.CreateTable(ctx, wh, catalog.Namespace{"air"}, spec.CreateTableRequest{Name: "flights", Schema: sc,
+	_, err := cat.CreateTable(ctx, wh, id.Namespace, spec.CreateTableRequest{Name: id.Name, Schema: sc,
 		Properties: map[string]string{maintenance.EnabledProperty: "true"}})
 	require.NoError(t, err)
 	tio := cat.TableIO(wh)
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	require.NoError(t, err)
+	ident := append(table.Identifier{}, id.Namespace...)
+	ident = append(ident, id.Name)
 	for i := range 12 {
-		tbl, err := tio.LoadTable(ctx, table.Identifier{"air", "flights"})
+		tbl, err := tio.LoadTable(ctx, ident)
 		require.NoError(t, err)
 		b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
 		for j := range 10 {
@@ -56,6 +65,12 @@ func maintenanceFixture(t *testing.T, withScheduler bool) string {
 		rec.Release()
 		b.Release()
 	}
+}
+
+// serveMaintenance serves cat, with a maintenance scheduler (passes only
+// on request) or none.
+func serveMaintenance(t *testing.T, cat *catalog.Catalog, withScheduler bool) string {
+	t.Helper()
 	cfg := server.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if withScheduler {
 		s, err := maintenance.New(maintenance.Config{Disabled: true}, maintenance.Deps{Catalog: cat,

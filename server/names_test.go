@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -39,4 +41,44 @@ func TestLongNames(t *testing.T) {
 	require.Contains(t, em.Message, "at most 1024")
 	rsp = e.do(t, http.MethodPost, prefixPath("/namespaces"), `{"namespace":["`+tooLong+`"]}`)
 	requireBadRequest(t, rsp)
+}
+
+// Regression: locations refused invisible and bidirectional-control
+// characters, names did not: "a\u200bb" (a zero-width space) made a
+// namespace, table or view that lists as "ab" beside a real "ab", and
+// U+202E shows a name reversed. Names follow the locations' rule now
+// (400); visible non-ASCII names and ASCII spaces stay allowed.
+func TestHiddenCharactersInNames(t *testing.T) {
+	e := newEnv(t)
+	schema := `{"type":"struct","fields":[{"id":1,"name":"id","required":false,"type":"long"}]}`
+	view := func(name string) string {
+		return mustJSON(t, map[string]any{"name": name, "schema": json.RawMessage(schema),
+			"view-version": json.RawMessage(`{"version-id":1,"timestamp-ms":1700000000000,"schema-id":0,"summary":{},"representations":[{"type":"sql","sql":"SELECT 1","dialect":"spark"}],"default-namespace":["ok"]}`)})
+	}
+	rsp := e.do(t, http.MethodPost, prefixPath("/namespaces"), `{"namespace":["ok"]}`)
+	require.Equal(t, http.StatusOK, rsp.Status)
+	rsp = e.do(t, http.MethodPost, prefixPath("/namespaces/ok/tables"), `{"name":"src","schema":`+schema+`}`)
+	require.Equal(t, http.StatusOK, rsp.Status)
+	for _, name := range []string{"a\u200bb", "\u202eabc", "ab\u2066", "a\u200db", "a\u00a0b", "\ufeffab", "a\u2028b", "a\U000E0041b"} {
+		t.Run(fmt.Sprintf("%+q", name), func(t *testing.T) {
+			em := requireBadRequest(t, e.do(t, http.MethodPost, prefixPath("/namespaces"), mustJSON(t, map[string]any{"namespace": []string{name}})))
+			require.Contains(t, em.Message, "may not contain")
+			requireBadRequest(t, e.do(t, http.MethodPost, prefixPath("/namespaces"), mustJSON(t, map[string]any{"namespace": []string{"ok", name}})))
+			requireBadRequest(t, e.do(t, http.MethodPost, prefixPath("/namespaces/ok/tables"), mustJSON(t, map[string]any{"name": name, "schema": json.RawMessage(schema)})))
+			requireBadRequest(t, e.do(t, http.MethodPost, prefixPath("/namespaces/ok/views"), view(name)))
+			requireBadRequest(t, e.do(t, http.MethodPost, prefixPath("/tables/rename"), mustJSON(t, map[string]any{
+				"source": map[string]any{"namespace": []string{"ok"}, "name": "src"}, "destination": map[string]any{"namespace": []string{"ok"}, "name": name}})))
+		})
+	}
+	rsp = e.do(t, http.MethodGet, prefixPath("/namespaces"), nil)
+	require.JSONEq(t, `{"namespaces":[["ok"]]}`, string(rsp.Body))
+	rsp = e.do(t, http.MethodGet, tablePath([]string{"ok"}, "src"), nil)
+	require.Equal(t, http.StatusOK, rsp.Status, "the rename's source is unchanged")
+
+	for _, name := range []string{"a b", "données", "数据", "😀", "a-b.c_d"} {
+		rsp := e.do(t, http.MethodPost, prefixPath("/namespaces"), mustJSON(t, map[string]any{"namespace": []string{name}}))
+		require.Equal(t, http.StatusOK, rsp.Status, "%q: %s", name, rsp.Body)
+		rsp = e.do(t, http.MethodPost, prefixPath("/namespaces/%s/tables", encodeNamespace([]string{name})), mustJSON(t, map[string]any{"name": name, "schema": json.RawMessage(schema)}))
+		require.Equal(t, http.StatusOK, rsp.Status, "%q: %s", name, rsp.Body)
+	}
 }

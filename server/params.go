@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,9 +16,28 @@ import (
 // query parameter (REST spec: the unit separator, %1F when encoded).
 const namespaceSeparator = "\x1f"
 
-// maxBodyBytes bounds request bodies (echo's BodyLimit answers 413 past
-// it); table commits with many snapshots // stay far below it.
+// maxBodyBytes bounds request bodies (limitBody answers 413 past it):
+// table commits with many snapshots stay far below it, and it bounds the
+// memory one request can make the server hold while decoding.
 const maxBodyBytes = 64 << 20
+
+// bodyTooLargeMessage is the message of every 413.
+var bodyTooLargeMessage = fmt.Sprintf("request body is larger than the server's limit of %d MiB", maxBodyBytes>>20)
+
+// limitBody refuses a request body over maxBodyBytes with 413
+// RequestTooLargeException: at once when Content-Length says so, else
+// when a read passes the limit (http.MaxBytesReader; whoever decodes the
+// body wraps its error with %w, and exceptionFor finds it).
+func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.ContentLength > maxBodyBytes {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, bodyTooLargeMessage)
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, maxBodyBytes)
+		return next(c)
+	}
+}
 
 // pathParam returns a path parameter decoded as the spec's clients encode
 // it: percent-escapes and "+" for space (Java's URLEncoder). The Pre hook

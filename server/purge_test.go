@@ -192,3 +192,32 @@ func TestPurgeDeletesDataPathAndOldLocation(t *testing.T) {
 	require.Empty(t, filesUnder(t, oldLoc))
 	require.Empty(t, filesUnder(t, oldLoc+"-moved"))
 }
+
+// Regression: a table whose location holds a space (or any character a
+// URI percent-encodes: "é") kept every file on purge. iceberg-go writes
+// the table's metadata, manifest and data file locations percent-encoded
+// (file:///wh/p/my%20dir/...), while the location and the directories
+// Tarn recorded keep the raw form (file:///wh/p/my dir); purge compared
+// the two as plain strings, found no file inside the table and deleted
+// nothing.
+func TestPurgeLocationWithSpace(t *testing.T) {
+	for _, dir := range []string{"my dir", "données"} {
+		t.Run(dir, func(t *testing.T) {
+			e := newEnv(t)
+			ns := e.namespace(t, "p")
+			loc := e.srv.Warehouse.Location + "/p/" + dir + "/t"
+			tbl := e.createTable(t, ns, "t", icecat.WithLocation(loc))
+			require.Equal(t, loc, tbl.Location())
+			tbl = appendRows(t, tbl, 1, 2, 3)
+			appendRows(t, tbl, 4)
+			before := filesUnder(t, loc)
+			// 3 metadata files, 2 manifest lists, 2 manifests, 2 data files.
+			require.Len(t, before, 9, "files: %v", before)
+
+			rsp := e.do(t, http.MethodDelete, tablePath(ns, "t")+"?purgeRequested=true", nil)
+			require.Equal(t, http.StatusNoContent, rsp.Status, "body: %s", rsp.Body)
+			require.Empty(t, filesUnder(t, loc))
+			require.NoDirExists(t, strings.TrimPrefix(loc, "file://"), "the table directory is removed once empty")
+		})
+	}
+}

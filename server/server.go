@@ -31,7 +31,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +42,7 @@ import (
 
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/recovery"
 )
 
 // DefaultIdempotencyKeyLifetime is how long a finalized Idempotency-Key
@@ -104,9 +104,10 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.Pre(escapedPath)
-	// Authenticate (401), then decode the route's body once (400), then
-	// authorize on that decoded value (403), then the handler.
-	e.Use(middleware.RequestID(), s.accessLog, s.observe, middleware.BodyLimit(strconv.Itoa(maxBodyBytes>>20)+"M"),
+	// Recover a panic (500), bound the body (413), authenticate (401),
+	// then decode the route's body once (400), then authorize on that
+	// decoded value (403), then the handler.
+	e.Use(middleware.RequestID(), s.accessLog, s.observe, recoverPanic, limitBody,
 		s.authenticate, s.decodeRequest, s.authorizeRequest)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
@@ -188,6 +189,17 @@ func (s *Server) restRoutes(g *echo.Group) {
 	g.DELETE("/namespaces/:namespace/views/:view", s.dropView, idem)
 	g.POST("/views/rename", s.renameView, idem)
 	g.POST("/namespaces/:namespace/register-view", s.registerView, idem)
+}
+
+// recoverPanic turns a panic in the handler (or the middleware after it)
+// into a 500 ServerErrorException, counted in tarn_panics_recovered_total;
+// errorHandler logs it with the request id and the stack. Without it
+// net/http drops the connection and the client sees no response at all.
+func recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer recovery.Recover(recovery.HTTP, &err)
+		return next(c)
+	}
 }
 
 // escapedPath makes echo route on the escaped request path, so that path

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -256,16 +257,24 @@ func putGet(t *testing.T, endpoint string, cfg map[string]string, loc string) {
 	require.Equal(t, "probe", string(got))
 }
 
+// s3Catalog is an S3 server that vends credentials (startS3Server), an
+// iceberg-go REST catalog of it and the namespace p; ep is moto's endpoint.
+func s3Catalog(t *testing.T) (*s3Server, *rest.Catalog, string) {
+	t.Helper()
+	ep := testmoto.Endpoint(t)
+	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	cat, err := rest.NewCatalog(t.Context(), "tarn", s.url)
+	require.NoError(t, err)
+	require.NoError(t, cat.CreateNamespace(t.Context(), table.Identifier{"p"}, nil))
+	return s, cat, ep
+}
+
 // TestS3DataAndPurge: iceberg-go's REST client (no keys of its own, it
 // asks for vended credentials) appends twice and scans an S3 table; a
 // dropTable with purge removes every object under the table's location.
 func TestS3DataAndPurge(t *testing.T) {
-	ep := testmoto.Endpoint(t)
-	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	s, cat, ep := s3Catalog(t)
 	ctx := t.Context()
-	cat, err := rest.NewCatalog(ctx, "tarn", s.url)
-	require.NoError(t, err)
-	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"p"}, nil))
 	tbl, err := cat.CreateTable(ctx, table.Identifier{"p", "t"}, idDataSchema())
 	require.NoError(t, err)
 	tbl = appendRows(t, tbl, 1, 2, 3)
@@ -283,6 +292,37 @@ func TestS3DataAndPurge(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, st, string(b))
 	require.Eventually(t, func() bool { return len(testmoto.Keys(t, ep, bucket, key+"/")) == 0 }, 10*time.Second, 50*time.Millisecond,
 		"purge leaves nothing under %s", tbl.Location())
+}
+
+// Regression (as TestPurgeLocationWithSpace, on S3): a table whose
+// location holds a space kept its files on purge. iceberg-go writes the
+// metadata, manifest lists and manifests under the percent-encoded key
+// (wh/p/my%20dir/t/..., its S3 FileIO keeps keys as spelled) and the
+// location keeps the raw one; purge compared the two as strings and
+// deleted nothing. Both spellings go now.
+func TestS3PurgeLocationWithSpace(t *testing.T) {
+	s, cat, ep := s3Catalog(t)
+	ctx := t.Context()
+	loc := s.wh.Location + "/p/my dir/t"
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"p", "t"}, idDataSchema(), icecat.WithLocation(loc))
+	require.NoError(t, err)
+	require.Equal(t, loc, tbl.Location())
+	appendRows(t, tbl, 1, 2, 3)
+	loaded, err := cat.LoadTable(ctx, table.Identifier{"p", "t"})
+	require.NoError(t, err)
+	n, _ := scanCountAndSum(t, loaded)
+	require.Equal(t, int64(3), n)
+
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
+	encoded := strings.ReplaceAll(key, " ", "%20")
+	keys := func() []string {
+		return append(testmoto.Keys(t, ep, bucket, key+"/"), testmoto.Keys(t, ep, bucket, encoded+"/")...)
+	}
+	require.GreaterOrEqual(t, len(keys()), 4, "metadata, manifest list, manifest, data file: %v", keys())
+	st, b := s.do(t, http.MethodDelete, "/v1/namespaces/p/tables/t?purgeRequested=true", nil, nil)
+	require.Equal(t, http.StatusNoContent, st, string(b))
+	require.Eventually(t, func() bool { return len(keys()) == 0 }, 10*time.Second, 50*time.Millisecond,
+		"purge leaves nothing under either spelling of %s: %v", loc, keys())
 }
 
 // TestS3RemoteSigningCopySource: a CopyObject whose destination is inside

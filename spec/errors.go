@@ -68,13 +68,16 @@ var (
 	ServiceUnavailable = Exception{"ServiceUnavailableException", http.StatusServiceUnavailable, "the service is not ready"}
 	GatewayTimeout     = Exception{"GatewayTimeoutException", http.StatusGatewayTimeout, "an upstream request timed out"}
 	BadGateway         = Exception{"BadGatewayException", http.StatusBadGateway, "an upstream request failed"}
+	// RequestTooLarge is Tarn's own 413 for a request body over the
+	// server's limit; the spec has no kind for it.
+	RequestTooLarge = Exception{"RequestTooLargeException", http.StatusRequestEntityTooLarge, "the request body is larger than the server accepts"}
 )
 
 // Exceptions lists every kind above, for tests and documentation.
 var Exceptions = []Exception{
 	BadRequest, InvalidArgument, NotAuthorized, Forbidden, NoSuchNamespace, NoSuchTable,
 	NoSuchView, NoSuchWarehouse, NotFound, MethodNotAllowed, NotAcceptable,
-	AlreadyExists, NamespaceNotEmpty, CommitFailed, Conflict, AuthTimeout, Unprocessable,
+	AlreadyExists, NamespaceNotEmpty, CommitFailed, Conflict, RequestTooLarge, AuthTimeout, Unprocessable,
 	ServerError, CommitStateUnknown, ServiceUnavailable, GatewayTimeout, BadGateway,
 }
 

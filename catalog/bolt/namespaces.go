@@ -94,6 +94,7 @@ func (s *Store) UpdateNamespaceProperties(ctx context.Context, ns catalog.Namesp
 		if err != nil {
 			return err
 		}
+		before := maps.Clone(props)
 		removed, missing = nil, nil
 		for _, k := range removals {
 			if _, ok := props[k]; ok {
@@ -104,6 +105,9 @@ func (s *Store) UpdateNamespaceProperties(ctx context.Context, ns catalog.Namesp
 			}
 		}
 		maps.Copy(props, updates)
+		if err := catalog.CheckNamespaceProperties(ns, before, props); err != nil {
+			return err
+		}
 		v, err := json.Marshal(props)
 		if err != nil {
 			return err

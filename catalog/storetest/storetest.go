@@ -9,6 +9,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -339,6 +340,21 @@ func testUpdateNamespaceProperties(t *testing.T, newStore func(t *testing.T) cat
 		require.ErrorIs(t, err, catalog.ErrNoSuchNamespace)
 		_, err = s.LoadNamespace(t.Context(), ns("n"))
 		require.ErrorIs(t, err, catalog.ErrNoSuchNamespace, "an update must not create the namespace")
+	})
+	t.Run("past the property limits", func(t *testing.T) {
+		// The result is checked in the update's own transaction
+		// (catalog.CheckNamespaceProperties), so that two updates each
+		// within the limits cannot pass them together.
+		s := newStore(t)
+		half := strings.Repeat("v", catalog.MaxPropertyValueBytes)
+		require.NoError(t, s.CreateNamespace(t.Context(), ns("n"), map[string]string{"a": half}))
+		_, _, err := s.UpdateNamespaceProperties(t.Context(), ns("n"), nil, map[string]string{"b": half})
+		require.ErrorIs(t, err, catalog.ErrLimitExceeded)
+		got, err := s.LoadNamespace(t.Context(), ns("n"))
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{"a": half}, got, "nothing applied")
+		_, _, err = s.UpdateNamespaceProperties(t.Context(), ns("n"), []string{"a"}, map[string]string{"b": half})
+		require.NoError(t, err, "removing one as the other is set stays within the limits")
 	})
 	t.Run("only the named namespace changes", func(t *testing.T) {
 		s := newStore(t)

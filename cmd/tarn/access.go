@@ -263,7 +263,7 @@ func newRolesCmd() *cobra.Command {
 
 func newGrantsCmd() *cobra.Command {
 	return newAccessCmd("grants", "Grant, revoke and list privileges of roles",
-		"A grant is a privilege (read, write, create, drop, manage) on a securable:\ncatalog, namespace:NS, table:NS.NAME or view:NS.NAME (levels joined by dots).\nA grant on a namespace covers everything beneath it; manage implies every\nprivilege and write implies read.",
+		"A grant is a privilege (read, write, create, drop, manage) on a securable:\ncatalog, namespace:NS, table:NS.NAME or view:NS.NAME (levels joined by dots;\nwhen a level or the name holds a dot, namespace:[\"sales.eu\"] or\ntable:{\"namespace\":[\"sales.eu\"],\"name\":\"orders\"}).\nA grant on a namespace covers everything beneath it; manage implies every\nprivilege and write implies read.",
 		func(c *topicsClient) []*cobra.Command {
 			grant := func(args []string) (auth.Grant, error) {
 				p, err := auth.ParsePrivilege(args[1])
@@ -277,7 +277,7 @@ func newGrantsCmd() *cobra.Command {
 				return auth.Grant{Role: args[0], Privilege: p, On: on}, nil
 			}
 			add := &cobra.Command{Use: "add ROLE PRIVILEGE SECURABLE", Short: "Grant a privilege to a role", Args: cobra.ExactArgs(3),
-				Example: "  tarn grants add analysts read namespace:sales\n  tarn grants add etl write table:sales.orders\n  tarn grants add admins manage catalog",
+				Example: "  tarn grants add analysts read namespace:sales\n  tarn grants add etl write table:sales.orders\n  tarn grants add etl write 'table:{\"namespace\":[\"sales.eu\"],\"name\":\"orders\"}'\n  tarn grants add admins manage catalog",
 				RunE: func(cmd *cobra.Command, args []string) error {
 					g, err := grant(args)
 					if err != nil {

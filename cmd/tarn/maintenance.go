@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/server"
 )
@@ -89,12 +90,13 @@ func maintenanceRunCmd(c *topicsClient) *cobra.Command {
 		Use:   "run --table NAMESPACE.NAME [--job compact|expire|manifests|orphans]...",
 		Short: "Run maintenance jobs on one table now (all of them by default) and print what they did",
 		Example: `  tarn maintenance run --table sales.orders
-  tarn maintenance run --table sales.orders --job compact --job expire`,
+  tarn maintenance run --table sales.orders --job compact --job expire
+  tarn maintenance run --table '{"namespace":["sales.eu"],"name":"orders"}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.hc.Timeout = maintenanceRunTimeout
 			var out server.RunMaintenanceResponse
-			req := server.RunMaintenanceRequest{Table: tableName, Jobs: jobs}
+			req := server.RunMaintenanceRequest{Table: catalog.TableName(tableName), Jobs: jobs}
 			if err := c.call(cmd.Context(), http.MethodPost, "/management/v1/maintenance/run", req, &out); err != nil {
 				return err
 			}
@@ -111,7 +113,7 @@ func maintenanceRunCmd(c *topicsClient) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&tableName, "table", "", "table, namespace.name (required)")
+	f.StringVar(&tableName, "table", "", `table (required): namespace.name, or {"namespace":[...],"name":"..."} when a level or the name holds a dot`)
 	f.StringArrayVar(&jobs, "job", nil, "job to run, repeatable: compact, expire, manifests or orphans (default all)")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd

@@ -65,6 +65,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 		Use:   "enable TOPIC --table NAMESPACE.NAME",
 		Short: "Materialize a Kafka topic into a new catalog-owned table",
 		Example: `  tarn topics enable orders --table sales.orders
+  tarn topics enable orders-eu --table '{"namespace":["sales.eu"],"name":"orders"}'
   tarn topics enable orders --table sales.orders --format avro --error-mode skip --target-lag-ms 1000 --start latest
   tarn topics enable clicks --table web.clicks --format json --schema-file clicks-schema.json
   tarn topics enable customers --table crm.customers --mode upsert
@@ -95,7 +96,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Table, "table", "", "Iceberg table, namespace.name (created; required)")
+	f.StringVar((*string)(&cfg.Table), "table", "", `Iceberg table (created; required): namespace.name, or {"namespace":[...],"name":"..."} when a level or the name holds a dot`)
 	f.StringVar(&cfg.Format, "format", "", "auto (default), avro, protobuf, json-schema, json, connect-json or raw")
 	f.StringVar(&cfg.ErrorMode, "error-mode", "", "suspend (default), skip or dlq")
 	f.StringVar(&cfg.Mode, "mode", "", "append (default: every record a row) or upsert (one row per record key; a tombstone deletes it)")

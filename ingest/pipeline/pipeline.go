@@ -20,6 +20,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/ingest/source"
 	"github.com/tarnhq/tarn/ingest/upsert"
+	"github.com/tarnhq/tarn/internal/recovery"
 )
 
 const (
@@ -170,6 +171,10 @@ func (p *Pipeline) Config() Config { return p.cfg }
 //   - any other error (catalog, registry, source, invalid table offsets,
 //     ErrTableShape): the pipeline failed; what was buffered before the
 //     error was committed when that was still possible.
+//   - *recovery.PanicError: a panic in the pipeline (a bug, an input
+//     nothing checked) fails the run like any error, so the supervisor
+//     restarts it from the table's offsets instead of the process
+//     ending; what was buffered and not committed is read again.
 //
 // Run may be called again after it returned; it resumes from the table.
 func (p *Pipeline) Run(ctx context.Context) (err error) {
@@ -178,6 +183,7 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 	}
 	defer p.running.Store(false)
 	defer func() { p.finish(err) }()
+	defer recovery.Recover(recovery.Pipeline, &err)
 
 	p.stopping = ctx.Done()
 	if err := p.start(ctx); err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tarnhq/tarn/internal/recovery"
 )
 
 // bounds is a partition's log start offset and high watermark.
@@ -132,7 +134,7 @@ func (s *Source) refreshLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := s.refresh(ctx); err != nil && ctx.Err() == nil {
+		if err := recovery.Call(recovery.Background, func() error { return s.refresh(ctx) }); err != nil && ctx.Err() == nil {
 			s.log.Warn("kafka partition refresh failed; retrying at the next refresh",
 				"topic", s.cfg.Topic, "err", err)
 		}

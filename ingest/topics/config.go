@@ -2,7 +2,6 @@ package topics
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -40,10 +39,14 @@ const (
 type TopicConfig struct {
 	// Topic is the Kafka topic. Required.
 	Topic string `json:"topic"`
-	// Table is the Iceberg table, namespace levels and name joined by
-	// dots ("sales.orders"). Required; it must not exist yet (the enable
-	// creates it and its namespace).
-	Table string `json:"table"`
+	// Table is the Iceberg table: namespace levels and name joined by
+	// dots ("sales.orders"), or, when a level or the name holds a dot,
+	// the REST spec's TableIdentifier ({"namespace": ["sales.eu"],
+	// "name": "orders"}) as a JSON object or its text
+	// (catalog.TableName, ParseIdent); stored, and shown in the status,
+	// as catalog.FormatIdent's text. Required; it must not exist yet (the
+	// enable creates it and its namespace).
+	Table catalog.TableName `json:"table"`
 	// Format: auto (default: the type of the latest schema of the registry
 	// subject <topic>-value), avro, protobuf, json-schema, json,
 	// connect-json (Kafka Connect's JsonConverter with schemas.enable=true)
@@ -98,16 +101,12 @@ type Patch struct {
 // PatchFields are the JSON names a Patch may carry.
 var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec", "timestamp-unit", "field-name-matching", "mode"}
 
-// ParseTable splits "ns.sub.name" into a catalog identifier. Errors wrap
-// ErrInvalid.
-func ParseTable(s string) (catalog.Ident, error) {
-	i := strings.LastIndexByte(s, '.')
-	if i <= 0 || i == len(s)-1 {
-		return catalog.Ident{}, errorf(ErrInvalid, "table %q: want namespace.name, e.g. sales.orders", s)
-	}
-	id := catalog.Ident{Namespace: catalog.Namespace(strings.Split(s[:i], ".")), Name: s[i+1:]}
-	if err := id.Validate(); err != nil {
-		return catalog.Ident{}, errorf(ErrInvalid, "table %q: %v", s, err)
+// ParseTable reads a topic's table (TopicConfig.Table) with
+// catalog.ParseIdent. Errors wrap ErrInvalid.
+func ParseTable[S ~string](s S) (catalog.Ident, error) {
+	id, err := catalog.ParseIdent(string(s))
+	if err != nil {
+		return catalog.Ident{}, errorf(ErrInvalid, "%v", err)
 	}
 	return id, nil
 }
@@ -190,6 +189,7 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 	if err != nil {
 		return c, pipeline.Config{}, err
 	}
+	c.Table = catalog.TableName(catalog.FormatIdent(id)) // one spelling per table
 	switch c.Start {
 	case StartEarliest, StartLatest:
 	default:
@@ -290,9 +290,4 @@ func (p Patch) validate() error {
 		return errorf(ErrInvalid, "nothing to change: give one of %s", strings.Join(PatchFields, ", "))
 	}
 	return nil
-}
-
-// fmtTable joins an identifier as ParseTable reads it.
-func fmtTable(id catalog.Ident) string {
-	return fmt.Sprintf("%s.%s", strings.Join(id.Namespace, "."), id.Name)
 }

@@ -2,6 +2,7 @@ package topics_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -169,6 +170,22 @@ func (e *env) waitState(want topics.State) topics.Status {
 		st, err = e.m.Get(e.ctx, testTopic)
 		require.NoError(e.t, err)
 		return st.State == want
+	})
+	return st
+}
+
+// waitCounted waits until the topic is syncing with at least rows rows
+// in its status. A commit's rows are in the table (waitRows) a moment
+// before the pipeline adds them to its status: reading the status right
+// after waitRows failed under load.
+func (e *env) waitCounted(rows int64) topics.Status {
+	e.t.Helper()
+	var st topics.Status
+	e.eventually(fmt.Sprintf("syncing with %d rows counted", rows), func() bool {
+		var err error
+		st, err = e.m.Get(e.ctx, testTopic)
+		require.NoError(e.t, err)
+		return st.State == topics.StateSyncing && st.Rows >= rows
 	})
 	return st
 }

@@ -359,7 +359,7 @@ func (m *Manager) checkDLQFree(ctx context.Context, topic string, table catalog.
 	}
 	return errorf(ErrDLQTaken,
 		"table %s already exists and is not the dead letter table of topic %s (Tarn would write the topic's bad records into it); drop it or rename it, then try again",
-		fmtTable(dlq), topic)
+		catalog.FormatIdent(dlq), topic)
 }
 
 // isDLQShaped reports whether sc has the columns of a dead letter table.

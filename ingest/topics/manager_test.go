@@ -183,7 +183,7 @@ func TestUpdatePartitionSpec(t *testing.T) {
 
 	produced := e.produce(60)
 	e.waitRows(int64(produced))
-	st = e.waitState(topics.StateSyncing)
+	st = e.waitCounted(int64(produced))
 	assert.EqualValues(t, produced, st.Rows, "counters carry over the restart")
 
 	// The same spec again changes nothing; a field over a missing column
@@ -301,7 +301,7 @@ func TestResumeSuspended(t *testing.T) {
 	_, err = e.m.Resume(e.ctx, testTopic)
 	require.NoError(t, err)
 	e.waitRows(10)
-	st = e.waitState(topics.StateSyncing)
+	st = e.waitCounted(10)
 	assert.EqualValues(t, 1, st.Errors["bad_header"], "the bad record counts once")
 	assert.EqualValues(t, 10, st.Rows)
 

@@ -169,7 +169,7 @@ func (t *topic) statusLocked() Status {
 	c := t.base
 	st := Status{
 		Topic:        t.rec.Config.Topic,
-		Table:        t.rec.Config.Table,
+		Table:        string(t.rec.Config.Table),
 		State:        StatePending,
 		Cluster:      t.rec.Cluster,
 		StartOffsets: maps.Clone(t.rec.StartOffsets),

@@ -10,6 +10,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/source"
+	"github.com/tarnhq/tarn/internal/recovery"
 )
 
 // Restart backoff of a failed pipeline (Kafka, the registry or the catalog
@@ -83,10 +84,14 @@ func (m *Manager) startLocked(t *topic) {
 	m.mu.Lock()
 	t.cancel, t.done = cancel, done
 	t.starting = true
+	name := t.rec.Config.Topic
 	m.mu.Unlock()
 	m.wg.Go(func() {
 		defer close(done)
-		m.supervise(ctx, t)
+		// A pipeline's own panic fails its run (pipeline.Run) and is
+		// restarted like any failure; one here ends only this topic's
+		// supervision, never the process.
+		recovery.Run(m.log, "supervisor of topic "+name, func() { m.supervise(ctx, t) })
 	})
 }
 
@@ -317,7 +322,7 @@ func (m *Manager) refreshLagLoop() {
 		}
 		m.mu.RUnlock()
 		for _, t := range ts {
-			m.refreshLag(m.ctx, t)
+			recovery.Run(m.log, "topic lag refresh", func() { m.refreshLag(m.ctx, t) })
 		}
 	}
 }

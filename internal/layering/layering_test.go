@@ -20,6 +20,7 @@ const module = "github.com/tarnhq/tarn"
 var allowed = map[string][]string{
 	"spec":                {},
 	"internal/strictjson": {},
+	"internal/recovery":   {},
 	"catalog":             {"spec", "internal/strictjson"},
 	"catalog/bolt":        {"catalog", "internal/strictjson"},
 	"catalog/postgres":    {"catalog", "internal/strictjson"}, // planned
@@ -32,20 +33,20 @@ var allowed = map[string][]string{
 	"ingest/jsonrow":      {"ingest/codec", "ingest/internal/..."},
 	"ingest/jsonschema":   {"ingest/codec", "ingest/internal/...", "ingest/jsonrow"},
 	"ingest/connect":      {"ingest/codec", "ingest/internal/...", "ingest/jsonrow"},
-	"ingest/source":       {"internal/strictjson"},
+	"ingest/source":       {"internal/strictjson", "internal/recovery"},
 	"ingest/sink":         {"catalog", "internal/strictjson"},
 	// maintenance reads the ingest offsets summary from ingest/sink; the
 	// arrow is to go (issue 21 item 1).
-	"maintenance":   {"catalog", "ingest/sink", "internal/strictjson"},
+	"maintenance":   {"catalog", "ingest/sink", "internal/strictjson", "internal/recovery"},
 	"ingest/upsert": {"catalog", "ingest/codec", "ingest/sink"},
 	// ingest/pipeline imports maintenance for owned tables' defaults; the
 	// arrow is to go (issue 21 item 1).
-	"ingest/pipeline": {"catalog", "spec", "internal/strictjson", "ingest/codec", "ingest/avro", "ingest/protobuf", "ingest/jsonrow",
+	"ingest/pipeline": {"catalog", "spec", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/avro", "ingest/protobuf", "ingest/jsonrow",
 		"ingest/jsonschema", "ingest/connect", "ingest/source", "ingest/sink", "ingest/upsert", "maintenance"},
-	"ingest/topics": {"catalog", "internal/strictjson", "ingest/codec", "ingest/jsonrow", "ingest/pipeline", "ingest/source", "ingest/sink"},
+	"ingest/topics": {"catalog", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/jsonrow", "ingest/pipeline", "ingest/source", "ingest/sink"},
 	"delta":         {"catalog", "internal/strictjson"},
 	"publish/...":   {"catalog", "internal/strictjson", "delta"}, // planned
-	"server":        {"spec", "internal/strictjson", "auth", "catalog", "ingest/topics", "maintenance", "delta", "ui"},
+	"server":        {"spec", "internal/strictjson", "internal/recovery", "auth", "catalog", "ingest/topics", "maintenance", "delta", "ui"},
 	// ui serves the console over the services the API uses, never a
 	// store: server mounts it, so it cannot import server.
 	"ui":      {"spec", "auth", "catalog", "ingest/topics", "maintenance", "delta", "publish/..."}, // planned
