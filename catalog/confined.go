@@ -22,8 +22,13 @@ import (
 // table of its own in a namespace it could write. Maintenance jobs that
 // delete what metadata names run on the confined table.
 //
+// keep, when given, names more files to skip: files Iceberg no longer
+// needs but something else still does (the Delta log's retained
+// versions, delta.Publisher.KeepFiles); a removal of one is skipped
+// and logged too.
+//
 // Errors: those of loading the table's pointer.
-func (t *TableIO) ConfineRemovals(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+func (t *TableIO) ConfineRemovals(ctx context.Context, tbl *table.Table, keep ...func(path string) bool) (*table.Table, error) {
 	id, err := identFromIceberg(tbl.Identifier())
 	if err != nil {
 		return nil, err
@@ -39,7 +44,7 @@ func (t *TableIO) ConfineRemovals(ctx context.Context, tbl *table.Table) (*table
 		if err != nil {
 			return nil, err
 		}
-		return &confinedIO{IO: fs, table: id, dirs: dirs, log: t.cat.log}, nil
+		return &confinedIO{IO: fs, table: id, dirs: dirs, keep: keep, log: t.cat.log}, nil
 	}
 	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, t), nil
 }
@@ -51,6 +56,7 @@ type confinedIO struct {
 	icebergio.IO
 	table Ident
 	dirs  []string
+	keep  []func(string) bool
 	log   *slog.Logger
 }
 
@@ -80,8 +86,19 @@ func (c *confinedIO) WriteFile(name string, p []byte) error {
 	return errNoWrite
 }
 
-// inside reports whether file lies inside one of the table's directories.
-func (c *confinedIO) inside(file string) bool { return insideAny(file, c.dirs) }
+// inside reports whether file lies inside one of the table's
+// directories and no keep function keeps it: whether it may be removed.
+func (c *confinedIO) inside(file string) bool {
+	if !insideAny(file, c.dirs) {
+		return false
+	}
+	for _, k := range c.keep {
+		if k(file) {
+			return false
+		}
+	}
+	return true
+}
 
 // insideAny reports whether file lies inside one of dirs (normalised, as
 // Pointer.Locations are).
@@ -96,6 +113,10 @@ func insideAny(file string, dirs []string) bool {
 }
 
 func (c *confinedIO) skip(file string) {
+	if insideAny(file, c.dirs) {
+		c.log.Info("kept a file Iceberg no longer needs but the Delta log still names", "table", c.table.String(), "file", file)
+		return
+	}
 	c.log.Warn("kept a file outside the table's directories that its metadata named for deletion", "table", c.table.String(), "file", file)
 }
 
