@@ -73,6 +73,10 @@ type TopicConfig struct {
 	// find their columns: exact (default) or case-insensitive
 	// (pipeline.Config.FieldNameMatching).
 	FieldNameMatching string `json:"field-name-matching,omitempty"`
+	// Delta, when set, turns the table's Delta Lake output on or off
+	// (the table property tarn.delta.enabled, set at enable and on
+	// PATCH; absent leaves the property as it is).
+	Delta *bool `json:"delta,omitempty"`
 }
 
 // Patch changes a topic (PATCH /management/v1/topics/{topic}); nil fields
@@ -84,10 +88,11 @@ type Patch struct {
 	PartitionSpec       *[]string `json:"partition-spec,omitempty"`
 	TimestampUnit       *string   `json:"timestamp-unit,omitempty"`
 	FieldNameMatching   *string   `json:"field-name-matching,omitempty"`
+	Delta               *bool     `json:"delta,omitempty"`
 }
 
 // PatchFields are the JSON names a Patch may carry.
-var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec", "timestamp-unit", "field-name-matching"}
+var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec", "timestamp-unit", "field-name-matching", "delta"}
 
 // ParseTable splits "ns.sub.name" into a catalog identifier. Errors wrap
 // ErrInvalid.
@@ -247,6 +252,10 @@ func (p Patch) apply(c TopicConfig) TopicConfig {
 	if p.FieldNameMatching != nil {
 		c.FieldNameMatching = *p.FieldNameMatching
 	}
+	if p.Delta != nil {
+		on := *p.Delta
+		c.Delta = &on
+	}
 	return c
 }
 
@@ -265,7 +274,7 @@ func (p Patch) validate() error {
 	case p.FieldNameMatching != nil && *p.FieldNameMatching == "":
 		return errorf(ErrInvalid, "field-name-matching must not be empty (exact or case-insensitive)")
 	case p.TargetLagMs == nil && p.TargetFileSizeBytes == nil && p.ErrorMode == nil && p.PartitionSpec == nil &&
-		p.TimestampUnit == nil && p.FieldNameMatching == nil:
+		p.TimestampUnit == nil && p.FieldNameMatching == nil && p.Delta == nil:
 		return errorf(ErrInvalid, "nothing to change: give one of %s", strings.Join(PatchFields, ", "))
 	}
 	return nil
