@@ -420,3 +420,35 @@ func TestDisabledStopsPublishing(t *testing.T) {
 	require.False(t, f.Delta.Enabled)
 	require.EqualValues(t, 0, *f.Delta.Version)
 }
+
+// TestCheckpointAfterCrashBeforeIt pins a crash between a commit and its
+// checkpoint: version 3 (interval 3) was written, the process died
+// before 00000000000000000003.checkpoint.parquet, and the restarted
+// publisher found the head published and returned without writing the
+// checkpoint, so the log went without one until version 6 (seen in
+// TestE2EDeltaOutput: a log of 6 versions at interval 5, no checkpoint).
+// Now the restarted publisher writes the missed checkpoint even with
+// nothing new to commit.
+func TestCheckpointAfterCrashBeforeIt(t *testing.T) {
+	h := newHarness(t, map[string]string{delta.PropEnabled: "true", delta.PropCheckpointInterval: "3"})
+	for range 4 {
+		h.ingest(1, 4)
+		_, err := h.pub.Publish(h.ctx, tableIdent)
+		require.NoError(t, err)
+	}
+	dir := h.logDir()
+	cp := filepath.Join(dir, "00000000000000000003.checkpoint.parquet")
+	require.FileExists(t, cp)
+	require.NoError(t, os.Remove(cp)) // the crash: commit 3 durable, its checkpoint not
+	require.NoError(t, os.Remove(filepath.Join(dir, "_last_checkpoint")))
+
+	restarted, err := delta.New(delta.Config{}, delta.Deps{Tables: delta.CatalogTables(h.cat)})
+	require.NoError(t, err)
+	st, err := restarted.Publish(h.ctx, tableIdent)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, *st.Version, "nothing new to commit")
+	require.FileExists(t, cp, "the missed checkpoint is written")
+	b, err := os.ReadFile(filepath.Join(dir, "_last_checkpoint"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"version":3`)
+}

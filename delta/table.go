@@ -42,6 +42,9 @@ type tableLog struct {
 	// cpSeq caches, per checkpoint version, the Iceberg sequence number
 	// and commit timestamp its version reflects (for the log cleanup).
 	cpSeq map[int64][2]int64
+	// lastCP is the newest checkpoint's version (-1: none), from the
+	// listing at replay and then from the checkpoints written.
+	lastCP int64
 
 	smu    sync.Mutex
 	status TableStatus
@@ -80,6 +83,10 @@ func (t *tableLog) open(ctx context.Context, tbl *table.Table, fsys icebergio.IO
 	}
 	removeStaleTemps(ctx, t.store, l.temps)
 	t.st = st
+	t.lastCP = -1
+	if n := len(l.checkpoints); n > 0 {
+		t.lastCP = l.checkpoints[n-1]
+	}
 	return nil
 }
 
@@ -112,12 +119,16 @@ func (t *tableLog) publish(ctx context.Context, tbl *table.Table, cfg Config, no
 			t.st = nil // replay what the other writer wrote
 			continue
 		}
-		if err != nil || res.upToDate {
+		if err != nil {
 			return res, err
 		}
-		if iv := checkpointInterval(tbl, cfg); res.version > 0 && res.version%iv == 0 {
+		// A checkpoint is due when a multiple of the interval was reached
+		// since the newest checkpoint: normally at that multiple, or, after
+		// a crash between a commit and its checkpoint, at the next publish
+		// (even one with nothing new to commit).
+		if iv := checkpointInterval(tbl, cfg); t.st.version >= iv && t.st.version/iv*iv > t.lastCP {
 			if err := t.checkpoint(ctx); err != nil {
-				return res, fmt.Errorf("checkpoint version %d: %w", res.version, err)
+				return res, fmt.Errorf("checkpoint version %d: %w", t.st.version, err)
 			}
 			res.checkpoint = true
 			if err := t.cleanup(ctx, tbl.Metadata()); err != nil {
@@ -347,7 +358,11 @@ func (t *tableLog) checkpoint(ctx context.Context) error {
 	if tx, ok := st.txns[st.metadata.ID]; ok {
 		t.cpSeq[st.version] = [2]int64{tx.Version, st.timestampMs}
 	}
-	return t.store.replace(ctx, lastCheckpointName, lc)
+	if err := t.store.replace(ctx, lastCheckpointName, lc); err != nil {
+		return err
+	}
+	t.lastCP = st.version
+	return nil
 }
 
 func (t *tableLog) setOmitted(o []Omitted) {
