@@ -15,15 +15,20 @@ import (
 // location: <location>/_delta, its log in <location>/_delta/_delta_log.
 //
 // The Delta table root holds nothing but the log. Its add actions name
-// the Iceberg table's data files by absolute URI (PROTOCOL.md "Add File
-// and Remove File": path is "a relative path ... or an absolute path to
-// a file"), so a Delta VACUUM, which only ever deletes unreferenced files
-// it lists under the table root, finds nothing of Iceberg's to delete:
-// neither metadata nor data files — not even those a Delta version does
-// not name yet (a commit not published yet, an older Iceberg snapshot's
-// files, a batch being written). Relative paths that climb out of the
-// root ("../data/...") would say the same, but readers resolve them
-// differently (delta-rs's pyarrow dataset does not normalise "..").
+// the Iceberg table's data files relative to the root ("../data/...";
+// PROTOCOL.md "Add File and Remove File": a path is a URI relative to
+// the table root, or absolute), so a Delta VACUUM, which only ever
+// deletes unreferenced files it lists under the table root, finds
+// nothing of Iceberg's to delete: neither metadata nor data files — not
+// even those a Delta version does not name yet (a commit not published
+// yet, an older Iceberg snapshot's files, a batch being written).
+//
+// Relative rather than absolute paths because readers handle them
+// better: DuckDB's delta extension (1.4) and delta-rs's pyarrow dataset
+// join an absolute add path onto the root (delta-io/delta-rs#865), while
+// delta-rs's own scan and DuckDB resolve "../". A file outside the table
+// location (a client's add_files) gets its absolute URI.
+//
 // The leading underscore hides the directory from Iceberg's own
 // orphan-file scans (Java's DeleteOrphanFiles skips hidden paths);
 // Tarn's orphan removal keeps it explicitly (KeepFiles).
@@ -32,11 +37,16 @@ const RootDir = "_delta"
 // tableRoot is the Delta table root of an Iceberg table location.
 func tableRoot(location string) string { return strings.TrimSuffix(location, "/") + "/" + RootDir }
 
-// deltaPath is the add/remove path of an Iceberg data file: its absolute
-// URI, each path segment URI-escaped (PROTOCOL.md: the path "is a URI
-// ..., which needs to be decoded to get the data file path"). A path
-// without a scheme is taken as a local file (file://).
-func deltaPath(file string) string {
+// deltaPath is the add/remove path of an Iceberg data file: relative to
+// the Delta root when the file lies in the table location, else the
+// file's absolute URI; either URI-escaped segment by segment
+// (PROTOCOL.md: the path "is a URI ..., which needs to be decoded to get
+// the data file path").
+func deltaPath(location, file string) string {
+	loc := strings.TrimSuffix(location, "/") + "/"
+	if rel, ok := strings.CutPrefix(file, loc); ok {
+		return "../" + escapePath(rel)
+	}
 	u, err := url.Parse(file)
 	if err != nil || u.Scheme == "" {
 		return "file://" + escapePath(file)
@@ -45,9 +55,13 @@ func deltaPath(file string) string {
 }
 
 // icebergPath is deltaPath's inverse: the data file a path names, as
-// the Iceberg manifests spell it. A relative path (another writer's) is
-// resolved against the Delta root of location.
+// the Iceberg manifests spell it. Another relative path (another
+// writer's) is resolved against the Delta root of location.
 func icebergPath(location, p string) string {
+	loc := strings.TrimSuffix(location, "/")
+	if rel, ok := strings.CutPrefix(p, "../"); ok {
+		return loc + "/" + unescapePath(rel)
+	}
 	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
 		return u.Scheme + "://" + u.Host + unescapePath(u.EscapedPath())
 	}

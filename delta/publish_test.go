@@ -148,11 +148,11 @@ func readLog(t testing.TB, dir string) []version {
 			case a["add"] != nil:
 				var x struct{ Path string }
 				require.NoError(t, json.Unmarshal(a["add"], &x))
-				ver.adds = append(ver.adds, x.Path)
+				ver.adds = append(ver.adds, resolve(t, dir, x.Path))
 			case a["remove"] != nil:
 				var x struct{ Path string }
 				require.NoError(t, json.Unmarshal(a["remove"], &x))
-				ver.removes = append(ver.removes, x.Path)
+				ver.removes = append(ver.removes, resolve(t, dir, x.Path))
 			case a["protocol"] != nil:
 				ver.protocol = true
 			case a["metaData"] != nil:
@@ -168,6 +168,17 @@ func readLog(t testing.TB, dir string) []version {
 		out = append(out, ver)
 	}
 	return out
+}
+
+// resolve turns an add or remove path of the log in dir into the URI
+// of the file it names, as a reader does: "../data/x" is relative to the
+// Delta root, dir's parent, so the file lies in the table location.
+func resolve(t testing.TB, dir, p string) string {
+	t.Helper()
+	require.True(t, strings.HasPrefix(p, "../"), "a file of the table location is named relative to the Delta root: %s", p)
+	rel, err := url.PathUnescape(p)
+	require.NoError(t, err)
+	return "file://" + filepath.Join(filepath.Dir(dir), rel)
 }
 
 // liveFiles replays versions' adds and removes: the files the last
@@ -235,11 +246,7 @@ func TestPublishOneVersionPerSnapshot(t *testing.T) {
 	head = h.head()
 	require.Equal(t, head.SequenceNumber, vs[1].txnVersion)
 	require.Equal(t, head.SnapshotID, vs[1].snapshotID)
-	var want []string
-	for _, p := range h.dataFiles(head) {
-		want = append(want, "file://"+p[len("file://"):])
-	}
-	require.Equal(t, want, liveFiles(vs))
+	require.Equal(t, h.dataFiles(head), liveFiles(vs))
 
 	tbl, err := h.tio.LoadTable(h.ctx, table.Identifier{"air", "flights"})
 	require.NoError(t, err)

@@ -202,7 +202,7 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 	ts := max(now().UnixMilli(), st.timestampMs+1)
 	want := map[fileKey]liveFile{}
 	for p, f := range files {
-		want[fileKey{deltaPath(p), ""}] = f
+		want[fileKey{deltaPath(t.location, p), ""}] = f
 	}
 	var adds, removes []Action
 	dataAdds, rewrite := 0, false
