@@ -53,16 +53,17 @@ const (
 	maxBackoff = time.Minute
 )
 
-// Config configures a Publisher.
+// Config configures a Publisher. cmd/tarn fills it from its flags (the
+// YAML file maps onto the flags), so it carries no yaml tags.
 type Config struct {
 	// CheckpointInterval: a checkpoint every this many versions;
 	// DefaultCheckpointInterval when 0.
-	CheckpointInterval int `yaml:"delta-checkpoint-interval"`
+	CheckpointInterval int
 	// Concurrency: tables published at once; DefaultConcurrency when 0.
-	Concurrency int `yaml:"delta-concurrency"`
+	Concurrency int
 	// ResyncInterval between passes over all tables;
 	// DefaultResyncInterval when 0.
-	ResyncInterval time.Duration `yaml:"-"`
+	ResyncInterval time.Duration
 }
 
 // ErrInvalidConfig: a Config value is out of range.
