@@ -425,7 +425,9 @@ func flightsTopic(ctx context.Context, t *testing.T, rows []demo.Flight) (*testk
 	created, err := kadm.NewClient(cl).CreateTopic(ctx, demo.Partitions, 1, nil, demo.Topic)
 	require.NoError(t, err)
 	require.NoError(t, created.Err)
-	rc, err := sr.NewClient(sr.URLs(reg.URL))
+	// A minute for the registry's first answer: a freshly started
+	// Apicurio on a loaded machine took longer than the client's default.
+	rc, err := sr.NewClient(sr.URLs(reg.URL), sr.HTTPClient(&http.Client{Timeout: time.Minute}))
 	require.NoError(t, err)
 	ss, err := rc.CreateSchema(ctx, demo.Subject, sr.Schema{Schema: demo.Schema, Type: sr.TypeAvro})
 	require.NoError(t, err)
