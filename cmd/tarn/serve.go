@@ -118,8 +118,8 @@ func (cfg serveConfig) validate() error {
 	if err := cfg.maintenanceConfig().Validate(); err != nil {
 		return fmt.Errorf("--maintenance-interval, --maintenance-concurrency: %w", err)
 	}
-	if cfg.deltaCheckpointInterval < 1 {
-		return fmt.Errorf("--delta-checkpoint-interval must be at least 1, got %d", cfg.deltaCheckpointInterval)
+	if cfg.deltaCheckpointInterval < 0 {
+		return fmt.Errorf("--delta-checkpoint-interval must be at least 1 (0: the default, %d), got %d", delta.DefaultCheckpointInterval, cfg.deltaCheckpointInterval)
 	}
 	if err := cfg.auth.validate(cfg.listen); err != nil {
 		return err
