@@ -51,6 +51,8 @@ type Catalog struct {
 	staged stagedTables
 	// validateProps is Config.ValidateTableProperties.
 	validateProps func(iceberg.Properties) error
+	// observers are told of every commit (AddCommitObserver).
+	observers observers
 }
 
 // checkTableProperties checks next, the properties of table id after a

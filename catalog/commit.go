@@ -37,10 +37,15 @@ type TableCommit struct {
 // Errors: ErrNoSuchTable; ErrCommitFailed (a requirement failed; 409);
 // ErrInvalidArgument (an update cannot be applied; 400);
 // ErrTableOwnedForbidden (a topic owns the table, see Owners; 403) —
-// except for a commit that only sets or removes maintenance's tunable
-// properties (tunable.go); ErrCommitStateUnknown (the store failed in a
+// except for a commit that only sets or removes maintenance's and the
+// Delta output's tunable properties (tunable.go); ErrInvalidArgument for
+// a commit that sets or removes a TarnOnlyProperties key;
+// ErrCommitStateUnknown (the store failed in a
 // way that leaves the outcome unknown; 500).
 func (c *Catalog) CommitTable(ctx context.Context, wh *Warehouse, tc TableCommit) (*Loaded, error) {
+	if err := checkClientProperties(tc.Updates, nil); err != nil {
+		return nil, err
+	}
 	if err := c.checkWritable(tc.Ident, "commit to"); err != nil && !tunableOnly(tc.Updates) {
 		return nil, err
 	}
@@ -67,6 +72,9 @@ func (c *Catalog) CommitTransaction(ctx context.Context, wh *Warehouse, commits 
 	}
 	for i := range commits {
 		if err := c.checkWritable(commits[i].Ident, "commit a transaction to"); err != nil {
+			return err
+		}
+		if err := checkClientProperties(commits[i].Updates, nil); err != nil {
 			return err
 		}
 		for j := range i {
@@ -143,6 +151,9 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 			}
 			if s.base == nil {
 				c.staged.forget(wh, s.change.Ident) // created: signed as a table now
+			}
+			if !s.noop {
+				c.notifyCommitted(s.change.Ident, s.next)
 			}
 			v := s.change.ExpectedVersion
 			if !s.noop {

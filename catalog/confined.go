@@ -27,9 +27,14 @@ import (
 // table of its own in a namespace it could write. Maintenance jobs that
 // delete what metadata names run on the confined table.
 //
+// keep, when given, names more files to skip: files Iceberg no longer
+// needs but something else still does (the Delta log's retained
+// versions, delta.Publisher.KeepFiles); a removal of one is skipped
+// and logged too.
+//
 // Errors: those of loading the table's pointer.
-func (t *TableIO) ConfineRemovals(ctx context.Context, tbl *table.Table) (*table.Table, error) {
-	c, _, err := t.confine(ctx, tbl, false)
+func (t *TableIO) ConfineRemovals(ctx context.Context, tbl *table.Table, keep ...func(path string) bool) (*table.Table, error) {
+	c, _, err := t.confine(ctx, tbl, false, keep)
 	return c, err
 }
 
@@ -48,10 +53,10 @@ func (t *TableIO) ConfineRemovals(ctx context.Context, tbl *table.Table) (*table
 //
 // Errors: those of loading the table's pointer.
 func (t *TableIO) ConfineReads(ctx context.Context, tbl *table.Table) (confined *table.Table, inside func(file string) bool, err error) {
-	return t.confine(ctx, tbl, true)
+	return t.confine(ctx, tbl, true, nil)
 }
 
-func (t *TableIO) confine(ctx context.Context, tbl *table.Table, reads bool) (*table.Table, func(string) bool, error) {
+func (t *TableIO) confine(ctx context.Context, tbl *table.Table, reads bool, keep []func(string) bool) (*table.Table, func(string) bool, error) {
 	id, err := identFromIceberg(tbl.Identifier())
 	if err != nil {
 		return nil, nil, err
@@ -61,7 +66,7 @@ func (t *TableIO) confine(ctx context.Context, tbl *table.Table, reads bool) (*t
 		return nil, nil, err
 	}
 	dirs := PointerLocations(p)
-	fsF := t.fileIOFunc(tbl.MetadataLocation(), id, dirs, reads)
+	fsF := t.fileIOFunc(tbl.MetadataLocation(), id, dirs, reads, keep)
 	inside := func(file string) bool { return insideAny(file, dirs) }
 	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, t), inside, nil
 }
@@ -77,15 +82,16 @@ func (t *TableIO) RemovalFS(ctx context.Context, tbl *table.Table) (icebergio.IO
 
 // fileIOFunc is the warehouse's FileIO for loc wrapped in a confinedIO
 // for table id: no removal of a metadata file, and the others only
-// inside dirs (nil: anywhere); with reads, no read outside dirs either.
-func (t *TableIO) fileIOFunc(loc string, id Ident, dirs []string, reads bool) func(context.Context) (icebergio.IO, error) {
+// inside dirs (nil: anywhere) and not kept by keep; with reads, no read
+// outside dirs either.
+func (t *TableIO) fileIOFunc(loc string, id Ident, dirs []string, reads bool, keep []func(string) bool) func(context.Context) (icebergio.IO, error) {
 	inner := t.wh.FileIOFunc(loc)
 	return func(ctx context.Context) (icebergio.IO, error) {
 		fs, err := inner(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return &confinedIO{IO: fs, table: id, dirs: dirs, reads: reads, log: t.cat.log}, nil
+		return &confinedIO{IO: fs, table: id, dirs: dirs, reads: reads, keep: keep, log: t.cat.log}, nil
 	}
 }
 
@@ -107,6 +113,7 @@ type confinedIO struct {
 	table Ident
 	dirs  []string
 	reads bool
+	keep  []func(string) bool
 	log   *slog.Logger
 }
 
@@ -185,6 +192,17 @@ func (c *confinedIO) WriteFile(name string, p []byte) error {
 // inside reports whether file lies inside one of the table's directories.
 func (c *confinedIO) inside(file string) bool { return insideAny(file, c.dirs) }
 
+// kept reports whether a keep function names file: Iceberg no longer
+// needs it, something else (the Delta log) still does.
+func (c *confinedIO) kept(file string) bool {
+	for _, k := range c.keep {
+		if k(file) {
+			return true
+		}
+	}
+	return false
+}
+
 // insideAny reports whether file (as written) lies inside one of dirs
 // (recorded directories, as Pointer.Locations are), by within, which
 // normalises each once.
@@ -198,14 +216,19 @@ func insideAny(file string, dirs []string) bool {
 }
 
 // removable reports whether name may be removed through c; a file
-// outside the table's directories is logged, a metadata file skipped
-// silently (the catalog's commit handled it).
+// outside the table's directories is logged, as is one a keep function
+// keeps, a metadata file skipped silently (the catalog's commit handled
+// it).
 func (c *confinedIO) removable(name string) bool {
 	if strings.HasSuffix(name, metadataFileSuffix) {
 		return false
 	}
 	if c.dirs != nil && !c.inside(name) {
 		c.log.Warn("kept a file outside the table's directories that its metadata named for deletion", "table", c.table.String(), "file", name)
+		return false
+	}
+	if c.kept(name) {
+		c.log.Info("kept a file Iceberg no longer needs but the Delta log still names", "table", c.table.String(), "file", name)
 		return false
 	}
 	return true

@@ -49,7 +49,7 @@ func (t *TableIO) LoadTable(ctx context.Context, ident table.Identifier) (*table
 	if err != nil {
 		return nil, fmt.Errorf("parse metadata of %s at %s: %w", id, lt.MetadataLocation, err)
 	}
-	return table.New(ident, md, lt.MetadataLocation, t.fileIOFunc(lt.MetadataLocation, id, nil, false), t), nil
+	return table.New(ident, md, lt.MetadataLocation, t.fileIOFunc(lt.MetadataLocation, id, nil, false, nil), t), nil
 }
 
 // CommitTable implements table.CatalogIO through Catalog.CommitTable and

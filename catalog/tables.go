@@ -47,6 +47,9 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if req.Schema == nil {
 		return nil, fmt.Errorf("%w: create table %s: schema is required", ErrInvalidArgument, id)
 	}
+	if err := checkClientProperties(nil, req.Properties); err != nil {
+		return nil, err
+	}
 	if err := c.checkNameUnreserved(ctx, id, "create table"); err != nil {
 		return nil, err
 	}
@@ -124,6 +127,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	}
 	commitsTotal.Inc()
 	c.staged.forget(wh, id)
+	c.notifyCommitted(id, md)
 	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1, Locations: locs}, nil
 }
 
@@ -326,4 +330,32 @@ func metadataReadError(err error, loc string) error {
 		return Errorf(ErrMetadataNotFound, "Failed to open input stream for file: %s", loc)
 	}
 	return fmt.Errorf("read metadata %s: %w", loc, err)
+}
+
+// AllTables lists every table of the catalog, walking every namespace
+// level. In-process jobs that pass over all tables (maintenance, the
+// Delta publisher) use it.
+func (c *Catalog) AllTables(ctx context.Context) ([]Ident, error) {
+	var ids []Ident
+	var walk func(ns Namespace) error
+	walk = func(ns Namespace) error {
+		if len(ns) > 0 {
+			ts, _, err := c.ListTables(ctx, ns, Page{})
+			if err != nil && !errors.Is(err, ErrNoSuchNamespace) {
+				return err
+			}
+			ids = append(ids, ts...)
+		}
+		children, _, err := c.ListNamespaces(ctx, ns, Page{})
+		if err != nil && !errors.Is(err, ErrNoSuchNamespace) {
+			return err
+		}
+		for _, ch := range children {
+			if err := walk(ch); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return ids, walk(nil)
 }

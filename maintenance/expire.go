@@ -17,7 +17,8 @@ import (
 // Once the commit lands iceberg-go deletes the manifests, manifest lists
 // and data files that only the expired snapshots referenced; files of any
 // retained snapshot stay, and so does any file outside the table's
-// recorded directories (TableIO.ConfineRemovals).
+// recorded directories (TableIO.ConfineRemovals), and any file the Delta
+// log's retained versions name (Deps.Keep).
 //
 // Expiry adds no snapshot, so main's head and its ingest offsets are
 // untouched. Its commit asserts every ref's snapshot; an ingest commit in
@@ -31,8 +32,13 @@ func expire(ctx context.Context, t *target) (Result, error) {
 			return res, err
 		}
 		// Expiry deletes what the expired snapshots alone reference; a
-		// client may have put another table's file there (add_files).
-		if tbl, err = t.io.ConfineRemovals(ctx, tbl); err != nil {
+		// client may have put another table's file there (add_files),
+		// and the Delta log's retained versions may still name one.
+		keep, err := t.kept(ctx)
+		if err != nil {
+			return res, err
+		}
+		if tbl, err = t.io.ConfineRemovals(ctx, tbl, keep); err != nil {
 			return res, err
 		}
 		n := liveFiles(ctx, tbl)

@@ -49,7 +49,8 @@ type Result struct {
 	// SnapshotsExpired were removed from the metadata (expiry).
 	SnapshotsExpired int `json:"snapshots-expired,omitempty"`
 	// OrphansRemoved files (OrphanBytes bytes) were deleted; OrphansHeld
-	// were unreferenced but held by an in-process writer, and kept.
+	// were unreferenced but held by an in-process writer or needed by
+	// the Delta log (Deps.Keep), and kept.
 	OrphansRemoved int   `json:"orphans-removed,omitempty"`
 	OrphanBytes    int64 `json:"orphan-bytes,omitempty"`
 	OrphansHeld    int   `json:"orphans-held,omitempty"`
@@ -85,6 +86,22 @@ type target struct {
 	// force: run even when not due (tarn maintenance run).
 	force bool
 	log   *slog.Logger
+	id    catalog.Ident
+	// keep is Deps.Keep.
+	keep func(ctx context.Context, id catalog.Ident) (func(path string) bool, error)
+}
+
+// kept returns the files the job must not delete beyond Iceberg's own
+// rules (Deps.Keep); none when no Keep is set.
+func (t *target) kept(ctx context.Context) (func(path string) bool, error) {
+	if t.keep == nil {
+		return func(string) bool { return false }, nil
+	}
+	k, err := t.keep(ctx, t.id)
+	if err != nil {
+		return nil, fmt.Errorf("files %s must keep: %w", t.name(), err)
+	}
+	return k, nil
 }
 
 // name is the table's unambiguous text (catalog.FormatIdent): what the

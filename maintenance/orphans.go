@@ -20,8 +20,10 @@ import (
 // write.metadata.previous-versions-max) are what it finds.
 //
 // A file an in-process writer holds (catalog.Catalog.FileHeld: an ingest
-// batch written but not committed yet) is kept whatever its age; the
-// delete function checks it file by file, at deletion time.
+// batch written but not committed yet) is kept whatever its age, and so
+// is one the Delta log needs (Deps.Keep: the log itself, which Iceberg's
+// metadata does not name, and the data files its retained versions
+// name); the delete function checks it file by file, at deletion time.
 func removeOrphans(ctx context.Context, t *target) (Result, error) {
 	res := Result{Table: t.name(), Job: JobOrphans}
 	tbl, err := t.load(ctx)
@@ -46,6 +48,10 @@ func removeOrphans(ctx context.Context, t *target) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	keep, err := t.kept(ctx)
+	if err != nil {
+		return res, err
+	}
 	var (
 		mu      sync.Mutex
 		removed = map[string]bool{}
@@ -53,7 +59,7 @@ func removeOrphans(ctx context.Context, t *target) (Result, error) {
 	out, err := tbl.DeleteOrphanFiles(ctx,
 		table.WithFilesOlderThan(max(t.pol.OrphanAge, MinOrphanAge)),
 		table.WithDeleteFunc(func(path string) error {
-			if t.cat.FileHeld(path) {
+			if t.cat.FileHeld(path) || keep(path) {
 				mu.Lock()
 				res.OrphansHeld++
 				mu.Unlock()

@@ -67,6 +67,12 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics registers the maintenance metrics; none when nil.
 	Metrics prometheus.Registerer
+	// Keep, when set, returns the files of table id that expiry and
+	// orphan removal must not delete although Iceberg no longer needs
+	// them (the Delta log and the data files its retained versions name:
+	// delta.Publisher.KeepFiles). An error fails the job before it
+	// deletes anything.
+	Keep func(ctx context.Context, id catalog.Ident) (func(path string) bool, error)
 }
 
 // Scheduler runs the maintenance jobs over the catalog's tables: one pass
@@ -264,7 +270,7 @@ func (s *Scheduler) runTable(ctx context.Context, id catalog.Ident, jobs []strin
 		jobs = s.due(st, pol)
 	}
 
-	t := &target{io: io, cat: s.deps.Catalog, ident: ident, pol: pol, force: force, log: s.log}
+	t := &target{io: io, cat: s.deps.Catalog, ident: ident, pol: pol, force: force, log: s.log, id: id, keep: s.deps.Keep}
 	var results []Result
 	for _, j := range jobs {
 		r, err := s.runJob(ctx, t, j)
@@ -405,28 +411,7 @@ func (s *Scheduler) Status() Status {
 	return out
 }
 
-// listTables walks every namespace of the catalog for its tables.
+// listTables lists every table of the catalog.
 func (s *Scheduler) listTables(ctx context.Context) ([]catalog.Ident, error) {
-	var ids []catalog.Ident
-	var walk func(ns catalog.Namespace) error
-	walk = func(ns catalog.Namespace) error {
-		if len(ns) > 0 {
-			ts, _, err := s.deps.Catalog.ListTables(ctx, ns, catalog.Page{})
-			if err != nil && !errors.Is(err, catalog.ErrNoSuchNamespace) {
-				return err
-			}
-			ids = append(ids, ts...)
-		}
-		children, _, err := s.deps.Catalog.ListNamespaces(ctx, ns, catalog.Page{})
-		if err != nil && !errors.Is(err, catalog.ErrNoSuchNamespace) {
-			return err
-		}
-		for _, c := range children {
-			if err := walk(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return ids, walk(nil)
+	return s.deps.Catalog.AllTables(ctx)
 }

@@ -376,6 +376,13 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 		return one(auth.Manage, auth.Namespace(t.Namespace), nil)
 	case "/management/v1/topics/:topic", "/management/v1/topics/:topic/resume":
 		return one(auth.Manage, s.topicNamespace(c), nil)
+	case "/management/v1/tables/:table/formats":
+		// A table's formats: read on it, like loading it.
+		id, err := ParseTableName(catalog.TableName(c.Param("table")))
+		if err != nil {
+			return nil, err
+		}
+		return one(auth.Read, auth.Table(id.Namespace, id.Name), nil)
 	case "/management/v1/maintenance/run":
 		req, err := requestBody[RunMaintenanceRequest](c)
 		if err != nil {

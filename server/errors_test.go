@@ -24,6 +24,7 @@ import (
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/delta"
 	tarnavro "github.com/tarnhq/tarn/ingest/avro"
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/pipeline"
@@ -180,6 +181,12 @@ func TestErrorMapping(t *testing.T) {
 		// bodies are wrapped as bad requests where they are decoded): a
 		// stored offsets summary, an upstream key set.
 		{"internal/strictjson.ErrInvalid", strictjson.ErrInvalid, spec.ServerError},
+		// delta: a log Tarn cannot replay (GET .../formats reads it) or a
+		// publisher's own failures are the server's, not the client's.
+		{"delta.ErrLogCorrupt", delta.ErrLogCorrupt, spec.ServerError},
+		{"delta.ErrVersionExists", delta.ErrVersionExists, spec.ServerError},
+		{"delta.ErrDeleteFiles", delta.ErrDeleteFiles, spec.ServerError},
+		{"delta.ErrInvalidConfig", delta.ErrInvalidConfig, spec.ServerError},
 		// Precedence and errors from outside the module.
 		{"commit failed because the table was dropped", fmt.Errorf("%w: %w: db.t was dropped", catalog.ErrCommitFailed, catalog.ErrNoSuchTable), spec.NoSuchTable},
 		{"commit state unknown over a store error", fmt.Errorf("%w: %w", catalog.ErrCommitStateUnknown, errors.New("disk full")), spec.CommitStateUnknown},

@@ -38,3 +38,27 @@ func TestOwnedTableTunableProperties(t *testing.T) {
 	}
 	require.Equal(t, before, f.state(t))
 }
+
+// A REST client can switch an owned table's Delta output on and set its
+// checkpoint interval (tunable like the maintenance settings), but not
+// the Delta location, which Tarn sets: 400 on any table, owned or not.
+func TestOwnedTableDeltaProperties(t *testing.T) {
+	f := newBadInputFixture(t)
+	owners := &fakeOwners{owned: map[string]bool{}}
+	f.srv.Catalog.SetOwners(owners)
+	owners.set("db.t", true, true)
+
+	on := `{"requirements":[],"updates":[{"action":"set-properties","updates":{"tarn.delta.enabled":"true","tarn.delta.checkpoint-interval":"20"}}]}`
+	body := string(f.mustDo(t, http.MethodPost, "/v1/namespaces/db/tables/t", on, http.StatusOK))
+	assert.Contains(t, body, `"tarn.delta.enabled":"true"`)
+	assert.Contains(t, body, `"tarn.delta.checkpoint-interval":"20"`)
+
+	before := f.state(t)
+	for _, c := range []string{
+		`{"requirements":[],"updates":[{"action":"set-properties","updates":{"tarn.delta.location":"file:///tmp/elsewhere"}}]}`,
+		`{"requirements":[],"updates":[{"action":"remove-properties","removals":["tarn.delta.location"]}]}`,
+	} {
+		requireErrorModel(t, f.do(t, http.MethodPost, "/v1/namespaces/db/tables/t", c, nil), http.StatusBadRequest)
+	}
+	require.Equal(t, before, f.state(t))
+}

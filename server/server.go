@@ -73,6 +73,9 @@ type Config struct {
 	// Maintenance serves /management/v1/maintenance; nil answers 503
 	// ("maintenance not configured").
 	Maintenance Maintainer
+	// Formats serves /management/v1/tables/{table}/formats; nil answers
+	// 503 ("table formats not configured").
+	Formats FormatReporter
 }
 
 // Server serves the catalog over HTTP.
@@ -120,6 +123,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	s.authRoutes(e)
 	s.accessRoutes(e.Group("/management/v1"))
 	s.maintenanceRoutes(e.Group("/management/v1"))
+	s.formatsRoutes(e.Group("/management/v1"))
 	s.ready.Store(true)
 	return s
 }

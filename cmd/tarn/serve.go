@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/delta"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/maintenance"
@@ -53,7 +55,9 @@ type serveConfig struct {
 	// request only).
 	maintenanceInterval    time.Duration
 	maintenanceConcurrency int
-	auth                   authConfig
+	// deltaCheckpointInterval: versions between Delta checkpoints.
+	deltaCheckpointInterval int
+	auth                    authConfig
 }
 
 func newServeCmd() *cobra.Command {
@@ -91,6 +95,7 @@ the environment, which wins over the file.`,
 	f.Int64Var(&cfg.ingestMemoryBytes, "ingest-memory-bytes", pipeline.DefaultMemoryBytes, "bytes of records all topics may buffer together before commits are forced early (0: unlimited)")
 	f.DurationVar(&cfg.maintenanceInterval, "maintenance-interval", maintenance.DefaultInterval, "time between maintenance passes over the tables (0: only on request)")
 	f.IntVar(&cfg.maintenanceConcurrency, "maintenance-concurrency", maintenance.DefaultConcurrency, "tables maintained at the same time")
+	f.IntVar(&cfg.deltaCheckpointInterval, "delta-checkpoint-interval", delta.DefaultCheckpointInterval, "Delta log versions between two checkpoints (a table's tarn.delta.checkpoint-interval wins)")
 	cfg.auth.register(f)
 	return cmd
 }
@@ -151,6 +156,9 @@ func (cfg serveConfig) validate() error {
 	if err := cfg.maintenanceConfig().Validate(); err != nil {
 		return fmt.Errorf("--maintenance-interval, --maintenance-concurrency: %w", err)
 	}
+	if cfg.deltaCheckpointInterval < 0 {
+		return fmt.Errorf("--delta-checkpoint-interval must be at least 1 (0: the default, %d), got %d", delta.DefaultCheckpointInterval, cfg.deltaCheckpointInterval)
+	}
 	if err := cfg.auth.validate(cfg.listen); err != nil {
 		return err
 	}
@@ -175,6 +183,15 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	}
 	defer c.close()
 	return c.serve(ctx)
+}
+
+// validateTableProperties checks the properties a create or commit sets
+// that Tarn's jobs read: maintenance's and the Delta output's.
+func validateTableProperties(props iceberg.Properties) error {
+	if err := maintenance.ValidateProperties(props); err != nil {
+		return err
+	}
+	return delta.ValidateProperties(props)
 }
 
 // maintenanceConfig is the scheduler's config of the flags.
@@ -202,6 +219,7 @@ type catalogServer struct {
 	cat     *catalog.Catalog
 	topics  *topics.Manager
 	maint   *maintenance.Scheduler
+	delta   *delta.Publisher
 	srv     *server.Server
 	l       net.Listener
 	// authMode and tls are logged at start.
@@ -248,18 +266,27 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	if err != nil {
 		return nil, dataDirError(cfg.dataDir, err)
 	}
-	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log, ValidateTableProperties: maintenance.ValidateProperties})
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log, ValidateTableProperties: validateTableProperties})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	// The Delta publisher follows every commit (catalog.CommitObserver)
+	// from the start, so none is missed; it publishes once serve runs it.
+	pub, err := delta.New(delta.Config{CheckpointInterval: cfg.deltaCheckpointInterval},
+		delta.Deps{Tables: delta.CatalogTables(cat), Logger: log, Metrics: prometheus.DefaultRegisterer})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	cat.AddCommitObserver(pub)
 	mgr, err := topics.New(topics.Deps{Catalog: cat, Warehouse: wh, Store: store, Brokers: ing.Brokers, Kafka: ing.Kafka,
 		Registry: ing.Registry, Logger: log, Metrics: prometheus.DefaultRegisterer, Budget: pipeline.NewBudget(cfg.ingestMemoryBytes)})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	c := &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, cat: cat, topics: mgr}
+	c := &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, cat: cat, topics: mgr, delta: pub}
 	if err := mgr.Start(context.Background()); err != nil {
 		c.close()
 		return nil, err
@@ -269,7 +296,8 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	// followed by a release); enable and resume answer 503.
 	var tm server.TopicManager = mgr
 	c.maint, err = maintenance.New(cfg.maintenanceConfig(), maintenance.Deps{Catalog: cat, Logger: log,
-		Metrics: prometheus.DefaultRegisterer, Owned: func(id catalog.Ident) bool { _, _, ok := mgr.Owner(id); return ok }})
+		Metrics: prometheus.DefaultRegisterer, Owned: func(id catalog.Ident) bool { _, _, ok := mgr.Owner(id); return ok },
+		Keep: pub.KeepFiles})
 	if err != nil {
 		c.close()
 		return nil, err
@@ -281,7 +309,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	}
 	c.authMode = cfg.auth.modeName()
 	c.srv = server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm,
-		Maintenance: c.maint, Auth: authSvc, PublicMetrics: cfg.auth.publicMetrics})
+		Maintenance: c.maint, Formats: pub, Auth: authSvc, PublicMetrics: cfg.auth.publicMetrics})
 	if c.l, err = net.Listen("tcp", cfg.listen); err != nil {
 		c.close()
 		return nil, err
@@ -323,11 +351,18 @@ func (c *catalogServer) serve(ctx context.Context) error {
 	mctx, stopMaint := context.WithCancel(ctx)
 	maintDone := make(chan struct{})
 	go func() { defer close(maintDone); c.maint.Run(mctx) }()
+	dctx, stopDelta := context.WithCancel(ctx)
+	deltaDone := make(chan struct{})
+	go func() { defer close(deltaDone); c.delta.Run(dctx) }()
 	err := c.srv.Serve(ctx, c.l)
 	// Maintenance stops first: a job's commit in flight ends with its
 	// context (its files stay orphans), and ingest then commits last.
+	// The Delta publisher stops too; whatever ingest commits after it is
+	// published on the next start (it catches up from its log).
 	stopMaint()
 	<-maintDone
+	stopDelta()
+	<-deltaDone
 	c.stopIngest()
 	c.log.Info("tarn stopped")
 	if errors.Is(err, context.Canceled) {

@@ -60,6 +60,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	var (
 		cfg        topics.TopicConfig
 		schemaFile string
+		deltaOn    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "enable TOPIC --table NAMESPACE.NAME",
@@ -67,6 +68,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 		Example: `  tarn topics enable orders --table sales.orders
   tarn topics enable orders-eu --table '{"namespace":["sales.eu"],"name":"orders"}'
   tarn topics enable orders --table sales.orders --format avro --error-mode skip --target-lag-ms 1000 --start latest
+  tarn topics enable orders --table sales.orders --delta
   tarn topics enable clicks --table web.clicks --format json --schema-file clicks-schema.json
   tarn topics enable customers --table crm.customers --mode upsert
   tarn topics enable films --table media.films --format json --schema-file films.schema.json --field-name-matching case-insensitive --timestamp-unit us`,
@@ -77,6 +79,9 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 				cfg.PartitionSpec = partitionSpecFlag(cfg.PartitionSpec)
 			} else {
 				cfg.PartitionSpec = nil
+			}
+			if cmd.Flags().Changed("delta") {
+				cfg.Delta = &deltaOn
 			}
 			if schemaFile != "" {
 				b, err := os.ReadFile(schemaFile)
@@ -107,6 +112,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	f.StringVar(&schemaFile, "schema-file", "", "Iceberg schema JSON of the table's columns (format json)")
 	f.StringVar(&cfg.TimestampUnit, "timestamp-unit", "", "format json: unit of integers in timestamp columns, ms (default), us, ns or s")
 	f.StringVar(&cfg.FieldNameMatching, "field-name-matching", "", "format json: exact (default) or case-insensitive")
+	f.BoolVar(&deltaOn, "delta", false, "also publish the table as a Delta Lake table (tarn.delta.enabled)")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -170,10 +176,11 @@ func (c *topicsClient) updateCmd() *cobra.Command {
 		mode           string
 		specs          []string
 		unit, matching string
+		deltaOn        bool
 	)
 	cmd := &cobra.Command{
 		Use:     "update TOPIC",
-		Short:   "Change a topic's target lag, file size, error mode, partition spec, timestamp unit or field name matching",
+		Short:   "Change a topic's target lag, file size, error mode, partition spec, timestamp unit, field name matching or Delta output",
 		Example: `  tarn topics update orders --error-mode skip --target-lag-ms 2000 --partition-spec 'day(_kafka.timestamp)' --partition-spec 'bucket(16, id)'`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -198,6 +205,9 @@ func (c *topicsClient) updateCmd() *cobra.Command {
 			if f.Changed("field-name-matching") {
 				p.FieldNameMatching = &matching
 			}
+			if f.Changed("delta") {
+				p.Delta = &deltaOn
+			}
 			var st topics.Status
 			if err := c.call(cmd.Context(), http.MethodPatch, "/management/v1/topics/"+url.PathEscape(args[0]), p, &st); err != nil {
 				return err
@@ -212,6 +222,7 @@ func (c *topicsClient) updateCmd() *cobra.Command {
 	f.StringArrayVar(&specs, "partition-spec", nil, `partition field, repeatable; the new spec of the table ("" or [] alone: unpartitioned)`)
 	f.StringVar(&unit, "timestamp-unit", "", "format json: unit of integers in timestamp columns, ms, us, ns or s")
 	f.StringVar(&matching, "field-name-matching", "", "format json: exact or case-insensitive")
+	f.BoolVar(&deltaOn, "delta", false, "publish the table as a Delta Lake table too (--delta=false stops; the log stays)")
 	return cmd
 }
 

@@ -82,6 +82,10 @@ type TopicConfig struct {
 	// find their columns: exact (default) or case-insensitive
 	// (pipeline.Config.FieldNameMatching).
 	FieldNameMatching string `json:"field-name-matching,omitempty"`
+	// Delta, when set, turns the table's Delta Lake output on or off
+	// (the table property tarn.delta.enabled, set at enable and on
+	// PATCH; absent leaves the property as it is).
+	Delta *bool `json:"delta,omitempty"`
 }
 
 // Patch changes a topic (PATCH /management/v1/topics/{topic}); nil fields
@@ -95,11 +99,12 @@ type Patch struct {
 	FieldNameMatching   *string   `json:"field-name-matching,omitempty"`
 	// Mode may only repeat the topic's mode: a table's rows were written
 	// under it (an append table holds many rows per key).
-	Mode *string `json:"mode,omitempty"`
+	Mode  *string `json:"mode,omitempty"`
+	Delta *bool   `json:"delta,omitempty"`
 }
 
 // PatchFields are the JSON names a Patch may carry.
-var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec", "timestamp-unit", "field-name-matching", "mode"}
+var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mode", "partition-spec", "timestamp-unit", "field-name-matching", "mode", "delta"}
 
 // ParseTable reads a topic's table (TopicConfig.Table) with
 // catalog.ParseIdent. Errors wrap ErrInvalid.
@@ -266,6 +271,10 @@ func (p Patch) apply(c TopicConfig) TopicConfig {
 	if p.Mode != nil {
 		c.Mode = *p.Mode
 	}
+	if p.Delta != nil {
+		on := *p.Delta
+		c.Delta = &on
+	}
 	return c
 }
 
@@ -286,7 +295,7 @@ func (p Patch) validate() error {
 	case p.Mode != nil && *p.Mode == "":
 		return errorf(ErrInvalid, "mode must not be empty (append or upsert)")
 	case p.TargetLagMs == nil && p.TargetFileSizeBytes == nil && p.ErrorMode == nil && p.PartitionSpec == nil &&
-		p.TimestampUnit == nil && p.FieldNameMatching == nil && p.Mode == nil:
+		p.TimestampUnit == nil && p.FieldNameMatching == nil && p.Mode == nil && p.Delta == nil:
 		return errorf(ErrInvalid, "nothing to change: give one of %s", strings.Join(PatchFields, ", "))
 	}
 	return nil

@@ -308,6 +308,9 @@ func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
 	// The table's name is the topic's from here on (Owner): the create
 	// says it is the topic's own.
 	created, err := pipeline.EnsureTable(catalog.OwnerContext(ctx, cfg.Topic), m.deps.Catalog, m.deps.Warehouse, pcfg, user)
+	if err == nil && cfg.Delta != nil {
+		err = m.setDelta(ctx, pcfg.Table, *cfg.Delta)
+	}
 	if err == nil {
 		err = m.putRecord(ctx, rec)
 	}
@@ -485,8 +488,9 @@ func (m *Manager) status(ctx context.Context, t *topic) Status {
 	return t.statusLocked()
 }
 
-// Update changes a topic's target lag, file size, error mode or partition
-// spec, and restarts its pipeline with them (a suspended topic stays
+// Update changes a topic's target lag, file size, error mode, partition
+// spec or Delta output (the table's tarn.delta.enabled), and restarts its
+// pipeline with them (a suspended topic stays
 // suspended until Resume; a disabled one stays disabled). A new partition
 // spec is a spec evolution of the table (new data files use it; existing
 // ones keep theirs). Errors: ErrNoSuchTopic, ErrInvalid, the catalog's.
@@ -519,6 +523,11 @@ func (m *Manager) Update(ctx context.Context, topic string, p Patch) (Status, er
 	}
 	if p.PartitionSpec != nil && !slices.Equal(cfg.PartitionSpec, t.rec.Config.PartitionSpec) {
 		if err := m.evolveSpec(ctx, t.ident, cfg.PartitionSpec); err != nil {
+			return Status{}, err
+		}
+	}
+	if p.Delta != nil {
+		if err := m.setDelta(ctx, t.ident, *p.Delta); err != nil {
 			return Status{}, err
 		}
 	}

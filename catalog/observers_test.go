@@ -1,0 +1,96 @@
+package catalog_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/spec"
+)
+
+// recorder is a CommitObserver keeping what it was told.
+type recorder struct {
+	mu    sync.Mutex
+	props []iceberg.Properties
+}
+
+func (r *recorder) TableCommitted(_ catalog.Ident, md table.Metadata) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.props = append(r.props, md.Properties())
+}
+
+// TestCommitObserverSeesEveryCommit: a create, a REST commit and an
+// in-process writer's commit (TableIO) each reach the observer once, with
+// the metadata they produced; a no-op commit does not.
+func TestCommitObserverSeesEveryCommit(t *testing.T) {
+	ctx := context.Background()
+	cat, wh := newTestCatalog(t)
+	rec := &recorder{}
+	cat.AddCommitObserver(rec)
+	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
+	id := catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "t"}
+	_, err := cat.CreateTable(ctx, wh, id.Namespace, spec.CreateTableRequest{Name: "t",
+		Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64})})
+	require.NoError(t, err)
+	_, err = cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: id, Updates: []table.Update{
+		table.NewSetPropertiesUpdate(iceberg.Properties{"k": "rest"})}})
+	require.NoError(t, err)
+	tbl, err := cat.TableIO(wh).LoadTable(ctx, table.Identifier{"ns", "t"})
+	require.NoError(t, err)
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.SetProperties(iceberg.Properties{"k": "tableio"}))
+	_, err = tx.Commit(ctx)
+	require.NoError(t, err)
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Len(t, rec.props, 3)
+	require.Empty(t, rec.props[0]["k"])
+	require.Equal(t, "rest", rec.props[1]["k"])
+	require.Equal(t, "tableio", rec.props[2]["k"])
+}
+
+// TestTarnOnlyPropertiesRefusedToClients: tarn.delta.location is Tarn's
+// (the Delta publisher records it through TableIO); a client's create,
+// commit or transaction that sets or removes it is a 400, while Tarn's
+// own writer may set it.
+func TestTarnOnlyPropertiesRefusedToClients(t *testing.T) {
+	ctx := context.Background()
+	cat, wh := newTestCatalog(t)
+	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64})
+	_, err := cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, spec.CreateTableRequest{Name: "bad", Schema: sc,
+		Properties: map[string]string{catalog.PropDeltaLocation: "file:///elsewhere"}})
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+
+	id := catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "t"}
+	_, err = cat.CreateTable(ctx, wh, id.Namespace, spec.CreateTableRequest{Name: "t", Schema: sc})
+	require.NoError(t, err)
+	for name, u := range map[string]table.Update{
+		"set":    table.NewSetPropertiesUpdate(iceberg.Properties{catalog.PropDeltaLocation: "file:///elsewhere"}),
+		"remove": table.NewRemovePropertiesUpdate([]string{catalog.PropDeltaLocation}),
+	} {
+		_, err = cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: id, Updates: []table.Update{u}})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, name)
+		err = cat.CommitTransaction(ctx, wh, []catalog.TableCommit{{Ident: id, Updates: []table.Update{u}}})
+		require.ErrorIs(t, err, catalog.ErrInvalidArgument, name+" in a transaction")
+	}
+	// The switch itself is a client's to set.
+	_, err = cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: id, Updates: []table.Update{
+		table.NewSetPropertiesUpdate(iceberg.Properties{catalog.PropDeltaEnabled: "true"})}})
+	require.NoError(t, err)
+
+	tbl, err := cat.TableIO(wh).LoadTable(ctx, table.Identifier{"ns", "t"})
+	require.NoError(t, err)
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.SetProperties(iceberg.Properties{catalog.PropDeltaLocation: "file:///x/_delta"}))
+	got, err := tx.Commit(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "file:///x/_delta", got.Properties()[catalog.PropDeltaLocation])
+}
