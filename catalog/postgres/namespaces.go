@@ -154,16 +154,11 @@ func (s *Store) UpdateNamespaceProperties(ctx context.Context, ns catalog.Namesp
 		if err := json.Unmarshal(raw, &props); err != nil {
 			return err
 		}
-		removed, missing = nil, nil
-		for _, k := range removals {
-			if _, ok := props[k]; ok {
-				removed = append(removed, k)
-				delete(props, k)
-			} else {
-				missing = append(missing, k)
-			}
+		before := maps.Clone(props)
+		removed, missing = catalog.ApplyPropertyUpdates(props, removals, updates)
+		if err := catalog.CheckNamespaceProperties(ns, before, props); err != nil {
+			return err
 		}
-		maps.Copy(props, updates)
 		v, err := json.Marshal(props)
 		if err != nil {
 			return err

@@ -123,13 +123,8 @@ func (s *Store) CommitPointers(ctx context.Context, changes []catalog.PointerCha
 		for _, c := range changes {
 			key := pointerToken(nsKey(c.Ident.Namespace), c.Ident.Name)
 			r, ok := cur[key]
-			switch {
-			case c.ExpectedVersion == 0 && ok:
-				return catalog.AlreadyExistsError(c.Kind, r.Kind, c.Ident)
-			case c.ExpectedVersion != 0 && (!ok || r.Kind != c.Kind):
-				return catalog.Errorf(catalog.ErrCommitFailed, "%s %s was dropped concurrently", c.Kind.Title(), c.Ident)
-			case c.ExpectedVersion != 0 && r.Version != c.ExpectedVersion:
-				return catalog.Errorf(catalog.ErrCommitFailed, "%s %s changed concurrently: expected version %d != %d", c.Kind.Title(), c.Ident, c.ExpectedVersion, r.Version)
+			if err := catalog.CheckChange(c, r.Pointer, ok); err != nil {
+				return err
 			}
 			if c.MetadataLocation == "" {
 				if c.ExpectedVersion == 0 {
