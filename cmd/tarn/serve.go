@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/maintenance"
@@ -254,6 +255,9 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	wh := whs[0] // the default
 	store, err := openStore(context.Background(), cfg.store, dataDir)
 	if err != nil {
+		if isPostgresURL(cfg.store) {
+			return nil, err // it names the store's URL
+		}
 		return nil, dataDirError(cfg.dataDir, err)
 	}
 	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log, ValidateTableProperties: maintenance.ValidateProperties})
