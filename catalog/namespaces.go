@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -73,4 +74,21 @@ func (c *Catalog) DropNamespace(ctx context.Context, ns Namespace) error {
 		return err
 	}
 	return c.store.DropNamespace(ctx, ns)
+}
+
+// ApplyPropertyUpdates removes removals from props, then sets updates,
+// in place, and returns the removals that were present and those that
+// were missing: what a Store's UpdateNamespaceProperties does to the
+// properties it read, inside its write transaction.
+func ApplyPropertyUpdates(props map[string]string, removals []string, updates map[string]string) (removed, missing []string) {
+	for _, k := range removals {
+		if _, ok := props[k]; ok {
+			removed = append(removed, k)
+			delete(props, k)
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	maps.Copy(props, updates)
+	return removed, missing
 }

@@ -138,3 +138,21 @@ func (k Kind) AlreadyExists() error {
 	}
 	return ErrTableAlreadyExists
 }
+
+// CheckChange checks change c against the pointer cur stored at its
+// identifier (ok false when there is none), as CommitPointers must:
+// AlreadyExistsError for a create of a taken identifier; ErrCommitFailed
+// when the pointer was dropped, is of the other kind or has another
+// version. A Store calls it on the pointer it read (and locked) in its
+// write transaction, then checks a create's namespace and writes.
+func CheckChange(c PointerChange, cur Pointer, ok bool) error {
+	switch {
+	case c.ExpectedVersion == 0 && ok:
+		return AlreadyExistsError(c.Kind, cur.Kind, c.Ident)
+	case c.ExpectedVersion != 0 && (!ok || cur.Kind != c.Kind):
+		return Errorf(ErrCommitFailed, "%s %s was dropped concurrently", c.Kind.Title(), c.Ident)
+	case c.ExpectedVersion != 0 && cur.Version != c.ExpectedVersion:
+		return Errorf(ErrCommitFailed, "%s %s changed concurrently: expected version %d != %d", c.Kind.Title(), c.Ident, c.ExpectedVersion, cur.Version)
+	}
+	return nil
+}

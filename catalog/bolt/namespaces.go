@@ -95,16 +95,7 @@ func (s *Store) UpdateNamespaceProperties(ctx context.Context, ns catalog.Namesp
 			return err
 		}
 		before := maps.Clone(props)
-		removed, missing = nil, nil
-		for _, k := range removals {
-			if _, ok := props[k]; ok {
-				removed = append(removed, k)
-				delete(props, k)
-			} else {
-				missing = append(missing, k)
-			}
-		}
-		maps.Copy(props, updates)
+		removed, missing = catalog.ApplyPropertyUpdates(props, removals, updates)
 		if err := catalog.CheckNamespaceProperties(ns, before, props); err != nil {
 			return err
 		}

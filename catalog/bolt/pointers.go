@@ -76,15 +76,11 @@ func (s *Store) CommitPointers(ctx context.Context, changes []catalog.PointerCha
 			if err != nil {
 				return err
 			}
-			switch {
-			case c.ExpectedVersion == 0 && ok:
-				return catalog.AlreadyExistsError(c.Kind, cur.Kind, c.Ident)
-			case c.ExpectedVersion == 0 && !namespaceExists(tx, c.Ident.Namespace):
+			if err := catalog.CheckChange(c, catalog.Pointer(cur), ok); err != nil {
+				return err
+			}
+			if c.ExpectedVersion == 0 && !namespaceExists(tx, c.Ident.Namespace) {
 				return catalog.NamespaceNotFoundError(c.Ident.Namespace)
-			case c.ExpectedVersion != 0 && (!ok || cur.Kind != c.Kind):
-				return catalog.Errorf(catalog.ErrCommitFailed, "%s %s was dropped concurrently", c.Kind.Title(), c.Ident)
-			case c.ExpectedVersion != 0 && cur.Version != c.ExpectedVersion:
-				return catalog.Errorf(catalog.ErrCommitFailed, "%s %s changed concurrently: expected version %d != %d", c.Kind.Title(), c.Ident, c.ExpectedVersion, cur.Version)
 			}
 			if c.MetadataLocation == "" {
 				if c.ExpectedVersion == 0 {

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tarnhq/tarn/auth"
-	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/internal/strictjson"
 )
 
@@ -103,7 +102,7 @@ func isLoopback(addr string) bool {
 // signing key in dataDir, the store over the catalog's records, and the
 // root principal from TARN_ROOT_CREDENTIAL or, when no root exists yet,
 // generated and printed once to out (never logged).
-func (a authConfig) service(ctx context.Context, dataDir string, store *bolt.Store, out io.Writer) (*auth.Service, error) {
+func (a authConfig) service(ctx context.Context, dataDir string, store auth.RecordStore, out io.Writer) (*auth.Service, error) {
 	if a.mode != authOAuth2 {
 		return nil, nil
 	}

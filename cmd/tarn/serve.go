@@ -43,8 +43,10 @@ const (
 )
 
 type serveConfig struct {
-	listen                 string
-	dataDir                string
+	listen  string
+	dataDir string
+	// store is "bolt" (the default) or a postgres:// URL (store.go).
+	store                  string
 	warehouse              string
 	logLevel               string
 	idempotencyKeyLifetime time.Duration
@@ -66,7 +68,8 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the Iceberg REST catalog",
 		Long: `Serve the Iceberg REST catalog on --listen, keeping catalog state in a
-bbolt file in --data-dir and table files in --warehouse. With --kafka-brokers
+bbolt file in --data-dir (or, with --store postgres://..., in PostgreSQL) and
+table files in --warehouse. With --kafka-brokers
 it also materializes the topics enabled through the management API
 (/management/v1/topics, or tarn topics) into catalog-owned tables.
 
@@ -87,6 +90,7 @@ the environment, which wins over the file.`,
 	f.String("config", "", "YAML file with the same keys as these flags")
 	f.StringVar(&cfg.listen, "listen", defaultListen, "address to serve HTTP on (host:port)")
 	f.StringVar(&cfg.dataDir, "data-dir", defaultDataDir, "directory for the catalog database and, by default, the warehouse")
+	f.StringVar(&cfg.store, "store", storeBolt, `catalog store: "bolt" (a file in --data-dir) or a postgres://user:password@host:port/database URL`)
 	f.StringVar(&cfg.warehouse, "warehouse", "", "warehouse root URI (default file://<data-dir>/warehouse)")
 	f.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.DurationVar(&cfg.idempotencyKeyLifetime, "idempotency-key-lifetime", server.DefaultIdempotencyKeyLifetime, "how long Idempotency-Key responses are replayed")
@@ -149,6 +153,9 @@ func (cfg serveConfig) validate() error {
 	}
 	if cfg.idempotencyKeyLifetime < time.Second {
 		return fmt.Errorf("--idempotency-key-lifetime must be at least 1s, got %s", cfg.idempotencyKeyLifetime)
+	}
+	if err := checkStoreSpec(cfg.store); err != nil {
+		return err
 	}
 	if cfg.ingestMemoryBytes < 0 {
 		return fmt.Errorf("--ingest-memory-bytes must not be negative, got %d", cfg.ingestMemoryBytes)
@@ -215,13 +222,15 @@ type catalogServer struct {
 	log     *slog.Logger
 	dataDir string
 	wh      *catalog.Warehouse
-	store   *bolt.Store
-	cat     *catalog.Catalog
-	topics  *topics.Manager
-	maint   *maintenance.Scheduler
-	delta   *delta.Publisher
-	srv     *server.Server
-	l       net.Listener
+	store   catalogStore
+	// storeName is "bolt" or the store's URL without its password.
+	storeName string
+	cat       *catalog.Catalog
+	topics    *topics.Manager
+	maint     *maintenance.Scheduler
+	delta     *delta.Publisher
+	srv       *server.Server
+	l         net.Listener
 	// authMode and tls are logged at start.
 	authMode string
 	tls      bool
@@ -262,8 +271,11 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		return nil, err
 	}
 	wh := whs[0] // the default
-	store, err := bolt.Open(dataDir)
+	store, err := openStore(context.Background(), cfg.store, dataDir)
 	if err != nil {
+		if isPostgresURL(cfg.store) {
+			return nil, err // it names the store's URL
+		}
 		return nil, dataDirError(cfg.dataDir, err)
 	}
 	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log, ValidateTableProperties: validateTableProperties})
@@ -286,7 +298,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		store.Close()
 		return nil, err
 	}
-	c := &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, cat: cat, topics: mgr, delta: pub}
+	c := &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, storeName: storeName(cfg.store), cat: cat, topics: mgr, delta: pub}
 	if err := mgr.Start(context.Background()); err != nil {
 		c.close()
 		return nil, err
@@ -344,7 +356,7 @@ func (c *catalogServer) serve(ctx context.Context) error {
 	if c.topics.Configured() {
 		ingest = "on"
 	}
-	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "warehouse", c.wh.Location, "ingest", ingest, "auth", c.authMode, "tls", c.tls)
+	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "store", c.storeName, "warehouse", c.wh.Location, "ingest", ingest, "auth", c.authMode, "tls", c.tls)
 	if c.authMode == authOAuth2 && !c.tls && !isLoopback(c.l.Addr().String()) {
 		c.log.Warn("oauth2 without TLS on a non-loopback address: client secrets and tokens cross the network in clear text; serve with --tls-cert/--tls-key or behind a TLS-terminating proxy", "address", c.l.Addr().String())
 	}

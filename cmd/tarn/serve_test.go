@@ -281,6 +281,11 @@ func TestConfigErrors(t *testing.T) {
 			want: `unknown key "s3.endpiont"`,
 		},
 		{
+			name: "unknown store",
+			env:  []string{"TARN_STORE=mysql://tarn:hush-hush@db/tarn"},
+			want: `--store must be "bolt" or a postgres://`,
+		},
+		{
 			name: "missing config file",
 			args: []string{"--config", filepath.Join(root, "absent.yaml")},
 			want: "read config",

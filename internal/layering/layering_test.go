@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"internal/recovery":   {},
 	"catalog":             {"spec", "internal/strictjson"},
 	"catalog/bolt":        {"catalog", "internal/strictjson"},
-	"catalog/postgres":    {"catalog", "internal/strictjson"}, // planned
+	"catalog/postgres":    {"catalog", "internal/strictjson"},
 	"auth":                {"internal/strictjson"},
 
 	"ingest/codec":        {},
