@@ -24,6 +24,7 @@ import (
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/catalog/postgres"
 	"github.com/tarnhq/tarn/delta"
 	tarnavro "github.com/tarnhq/tarn/ingest/avro"
 	"github.com/tarnhq/tarn/ingest/codec"
@@ -109,6 +110,7 @@ func TestErrorMapping(t *testing.T) {
 		{"catalog.ErrVending", catalog.ErrVending, spec.ServiceUnavailable},
 		{"catalog/bolt.ErrLayoutVersion", bolt.ErrLayoutVersion, spec.ServerError},
 		{"catalog/bolt.ErrInUse", bolt.ErrInUse, spec.ServerError},
+		{"catalog/postgres.ErrSchemaVersion", postgres.ErrSchemaVersion, spec.ServerError},
 		// auth.
 		{"auth.ErrUnauthenticated", auth.ErrUnauthenticated, spec.NotAuthorized},
 		{"auth.ErrForbidden", auth.ErrForbidden, spec.Forbidden},
