@@ -3,6 +3,7 @@ package topics_test
 import (
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
@@ -35,4 +36,21 @@ func TestDeltaOptionAbsent(t *testing.T) {
 	e.enable(nil)
 	_, ok := e.loadTable().Properties()[catalog.PropDeltaEnabled]
 	require.False(t, ok)
+}
+
+// TestDeltaRefusedForUpsert: a new user enabled an upsert topic with
+// "delta": true (and PATCHed delta on an upsert topic); both were
+// accepted, and the Delta log stopped at its first version once an update
+// committed a position delete, with only a WARN in the log. The
+// combination is refused now, before anything is created.
+func TestDeltaRefusedForUpsert(t *testing.T) {
+	e := newEnv(t)
+	on := true
+	_, err := e.m.Enable(e.ctx, topics.TopicConfig{Topic: testTopic, Table: testTable, TargetLagMs: 1000, Mode: "upsert", Delta: &on})
+	require.ErrorIs(t, err, topics.ErrInvalid)
+	require.ErrorContains(t, err, "mode upsert")
+	_, err = e.cat.TableIO(e.wh).LoadTable(e.ctx, table.Identifier{"air", "flights"})
+	require.Error(t, err, "the refused enable created no table")
+	_, err = e.m.Get(e.ctx, testTopic)
+	require.ErrorIs(t, err, topics.ErrNoSuchTopic)
 }
