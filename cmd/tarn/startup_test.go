@@ -221,7 +221,9 @@ func TestServeUnreachableBrokers(t *testing.T) {
 		return r.Checks["kafka"].Status == "ok"
 	}, 20*time.Second, 100*time.Millisecond)
 	assert.Equal(t, "ready", r.Status)
-	assert.Contains(t, live.Stderr(), `"msg":"kafka brokers reachable"`)
+	// The log line is written just after the state /readyz reports
+	// (and reaches the test through a pipe): wait for it too.
+	require.Eventually(t, func() bool { return strings.Contains(live.Stderr(), `"msg":"kafka brokers reachable"`) }, 5*time.Second, 50*time.Millisecond)
 	off := startTarn(t, cleanEnv(), "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
 	r = getReadiness(t, off.URL)
 	assert.Equal(t, "ready", r.Status)
