@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/testserver"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/spec"
 )
@@ -51,6 +52,7 @@ func foreignTable(t *testing.T, h *harness) *table.Table {
 // unread: it compacts the rest, logs and counts the file, and
 // vault.secrets' file stays as it was.
 func TestCompactionLeavesFilesOfOtherTablesUnread(t *testing.T) {
+	onFileWarehouse(t)
 	h := newHarness(t, map[string]string{maintenance.CompactMinFilesProperty: "4"})
 	h.ingest(6, 20) // 12 files of air.flights
 	secrets := foreignTable(t, h)
@@ -104,6 +106,7 @@ func TestCompactionLeavesFilesOfOtherTablesUnread(t *testing.T) {
 // its manifests rewritten: either would read the other table's manifest
 // for this one (and copy its file list and column bounds).
 func TestJobsSkipHeadsWithManifestsOfOtherTables(t *testing.T) {
+	onFileWarehouse(t)
 	h := newHarness(t, map[string]string{maintenance.CompactMinFilesProperty: "4"})
 	h.ingest(6, 20)
 	secrets := foreignTable(t, h)
@@ -152,6 +155,7 @@ func commitSnapshot(t *testing.T, h *harness, op table.Operation, seq, id int64,
 // it is (rewriting it would read the other table's file) and compacts
 // the rest, and counts the file.
 func TestCompactionLeavesFilesWithDeletesOfOtherTablesUnread(t *testing.T) {
+	onFileWarehouse(t)
 	h := newHarness(t, map[string]string{maintenance.CompactMinFilesProperty: "4"})
 	h.ingest(6, 20) // 12 files: 6 in origin=A (even offsets), 6 in origin=B
 	secrets := foreignTable(t, h)
@@ -225,4 +229,11 @@ func TestCompactionLeavesFilesWithDeletesOfOtherTablesUnread(t *testing.T) {
 	after, err := os.ReadFile(foreign)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(before, after))
+}
+
+// onFileWarehouse runs the test on a file:// warehouse also in the S3
+// pass of scripts/test (testserver.EnvWarehouse): these tests plant and
+// inspect the other table's files with package os.
+func onFileWarehouse(t *testing.T) {
+	t.Setenv(testserver.EnvWarehouse, "")
 }
