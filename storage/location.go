@@ -55,7 +55,7 @@ func CheckLocationChars(loc string) error {
 
 // NormLocation is the one form locations are compared in — by purge,
 // the overlap check, vending, signing, expiry's confinement, metadata
-// cleanup and orphan removal (within, insideAny): scheme in lower case,
+// cleanup and orphan removal (Within; catalog's insideAny): scheme in lower case,
 // Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ as
 // file:///, the path percent-decoded once and cleaned (no "//", no "."
 // or "..", no trailing slash), so that one directory or file compares
