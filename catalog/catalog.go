@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/tarnhq/tarn/storage"
 )
 
 // Config wires a Catalog.
@@ -90,7 +92,7 @@ func New(cfg Config) (*Catalog, error) {
 	// it with their own keys).
 	for i, a := range cfg.Warehouses {
 		for _, b := range cfg.Warehouses[i+1:] {
-			if LocationsOverlap([]string{normLocation(a.Location)}, []string{normLocation(b.Location)}) {
+			if LocationsOverlap([]string{storage.NormLocation(a.Location)}, []string{storage.NormLocation(b.Location)}) {
 				return nil, fmt.Errorf("%w: warehouses %q (%s) and %q (%s) overlap: give each a directory of its own", ErrInvalidArgument, a.Name, a.Location, b.Name, b.Location)
 			}
 		}
@@ -250,10 +252,10 @@ func (l *Loaded) Directories() ([]string, error) {
 	if err := json.Unmarshal(l.MetadataJSON, &md); err != nil || md.Location == "" {
 		return nil, Errorf(ErrInvalidArgument, "metadata of %s has no location", l.Ident)
 	}
-	dirs := []string{normLocation(md.Location)}
+	dirs := []string{storage.NormLocation(md.Location)}
 	for _, k := range FilePathProperties {
-		if v := md.Properties[k]; v != "" && !slices.Contains(dirs, normLocation(v)) {
-			dirs = append(dirs, normLocation(v))
+		if v := md.Properties[k]; v != "" && !slices.Contains(dirs, storage.NormLocation(v)) {
+			dirs = append(dirs, storage.NormLocation(v))
 		}
 	}
 	for _, d := range l.Locations {

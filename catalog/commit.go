@@ -12,6 +12,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/tarnhq/tarn/storage"
 )
 
 // maxCommitAttempts bounds server-side retries of a commit that lost the
@@ -356,7 +358,7 @@ func (c *Catalog) deleteOldMetadata(ctx context.Context, wh *Warehouse, id Ident
 	}
 	var drop []string
 	for e := range base.PreviousFiles() {
-		if !kept[e.MetadataFile] && wh.Contains(e.MetadataFile) && within(e.MetadataFile, next.Location()) {
+		if !kept[e.MetadataFile] && wh.Contains(e.MetadataFile) && storage.Within(e.MetadataFile, next.Location()) {
 			drop = append(drop, e.MetadataFile)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/tarnhq/tarn/storage"
 )
 
 // ConfineRemovals returns tbl with a FileIO that deletes only files
@@ -204,11 +206,11 @@ func (c *confinedIO) kept(file string) bool {
 }
 
 // insideAny reports whether file (as written) lies inside one of dirs
-// (recorded directories, as Pointer.Locations are), by within, which
+// (recorded directories, as Pointer.Locations are), by storage.Within, which
 // normalises each once.
 func insideAny(file string, dirs []string) bool {
 	for _, d := range dirs {
-		if within(file, d) {
+		if storage.Within(file, d) {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 // Package catalog is Tarn's Iceberg catalog service: namespaces, tables,
 // views, commits and multi-table transactions over a narrow [Store] of
-// metadata pointers and a [Warehouse] that holds metadata files.
+// metadata pointers and a [Warehouse] that holds metadata files (in
+// package storage's FileIO).
 //
 // Iceberg semantics (requirements, updates, metadata building) come from
 // iceberg-go's table and view packages; this package validates input, writes
@@ -27,9 +28,9 @@
 //   - validate.go: the spec's rules on new metadata iceberg-go does not check
 //   - staged.go, locations.go, purge.go: a table's directories, location
 //     overlap and normal form, purge on drop
-//   - warehouse.go, storage.go: warehouses, their FileIO (file://, S3) and
-//     metadata files
-//   - vend.go, sign.go: S3 credential vending (STS) and SigV4 request signing
+//   - warehouse.go: warehouses, where a table goes inside one, their
+//     FileIO and metadata files; the FileIO (file://, S3), credential
+//     vending (STS) and SigV4 request signing are package storage's
 //   - tableio.go, confined.go, inflight.go: iceberg-go's CatalogIO for
 //     in-process writers (ingest, maintenance), reads and removals confined
 //     to a table's directories, files written but not yet committed

@@ -3,6 +3,8 @@ package catalog
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tarnhq/tarn/storage"
 )
 
 // Parent sentinels: one per HTTP status class the REST spec uses. Every
@@ -15,12 +17,16 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrConflict: the state changed or forbids the operation (409).
 	ErrConflict = errors.New("conflict")
-	// ErrInvalidArgument: the request is invalid (400).
-	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrInvalidArgument: the request is invalid (400). It is
+	// storage.ErrInvalidArgument, so that storage's errors (a location,
+	// a warehouse property, a signing request) are of this class too.
+	ErrInvalidArgument = storage.ErrInvalidArgument
 	// ErrUnprocessable: the request is well formed but contradicts itself (422).
 	ErrUnprocessable = errors.New("unprocessable")
-	// ErrForbidden: the operation is refused whatever the caller's rights (403).
-	ErrForbidden = errors.New("forbidden")
+	// ErrForbidden: the operation is refused whatever the caller's
+	// rights (403). It is storage.ErrForbidden
+	// (storage.ErrSignOutsideLocation wraps it).
+	ErrForbidden = storage.ErrForbidden
 	// ErrCommitStateUnknown: the commit may or may not have been applied (500).
 	ErrCommitStateUnknown = errors.New("commit state unknown")
 	// ErrUnsupported: the server does not offer this operation (406).

@@ -3,7 +3,8 @@ package catalog
 import (
 	"slices"
 	"strings"
-	"unicode"
+
+	"github.com/tarnhq/tarn/storage"
 )
 
 // Limits on what a client may create. Each is checked before anything
@@ -58,7 +59,7 @@ const (
 
 // ValidateNew checks a namespace about to be created (or created in):
 // Validate, MaxNamespaceDepth and MaxIdentBytes, and no level with a
-// hidden character (hiddenRune). Errors wrap ErrInvalidArgument, the
+// hidden character (storage.HiddenRune). Errors wrap ErrInvalidArgument, the
 // limits ErrLimitExceeded.
 func (n Namespace) ValidateNew() error {
 	if err := n.Validate(); err != nil {
@@ -102,19 +103,9 @@ func identBytes(ns Namespace, name string) int {
 	return n
 }
 
-// hiddenRune reports a character that does not show as itself: a
-// control character, a format character (zero-width space U+200B,
-// joiners, the bidirectional controls U+202A–U+202E and U+2066–U+2069,
-// the byte-order mark), a space other than ASCII's, or an unassigned or
-// private-use code point — everything unicode.IsPrint refuses. Names and
-// locations may not hold one: "a\u200bb" would look like "ab", and
-// U+202E shows text reversed, so that two names that look alike would
-// name different tables (and a location, different directories).
-func hiddenRune(r rune) bool { return !unicode.IsPrint(r) }
-
-// checkNameChars refuses a name holding a hidden character (hiddenRune).
+// checkNameChars refuses a name holding a hidden character (storage.HiddenRune).
 func checkNameChars(what, s string) error {
-	if i := strings.IndexFunc(s, hiddenRune); i >= 0 {
+	if i := strings.IndexFunc(s, storage.HiddenRune); i >= 0 {
 		return Errorf(ErrInvalidArgument, "%s %q holds %U: a name may not contain control, format (zero-width, bidirectional) or non-ASCII space characters", what, s, []rune(s[i:])[0])
 	}
 	return nil

@@ -1,13 +1,12 @@
 package catalog
 
 import (
-	"fmt"
-	"net/url"
-	"path"
 	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/tarnhq/tarn/storage"
 )
 
 // FilePathProperties are the table properties that move some of a table's files out of its location.
@@ -43,14 +42,14 @@ func (w *Warehouse) tableLocations(md table.Metadata) ([]string, error) {
 
 // checkLocations checks that each of a table's or view's directories lies
 // inside the warehouse and passes checkLocationLength and
-// checkLocationChars, and returns them as normLocations does. Errors:
+// storage.CheckLocationChars, and returns them as normLocations does. Errors:
 // ErrInvalidArgument, ErrLimitExceeded.
 func (w *Warehouse) checkLocations(locs []string) ([]string, error) {
 	for _, l := range locs {
 		if err := checkLocationLength(l); err != nil {
 			return nil, err
 		}
-		if err := checkLocationChars(l); err != nil {
+		if err := storage.CheckLocationChars(l); err != nil {
 			return nil, err
 		}
 		if err := w.checkLocation("location", strings.TrimRight(l, "/")); err != nil {
@@ -60,111 +59,15 @@ func (w *Warehouse) checkLocations(locs []string) ([]string, error) {
 	return normLocations(locs), nil
 }
 
-// normLocations is locs through normLocation, sorted, without repeats.
+// normLocations is locs through storage.NormLocation, sorted, without repeats.
 func normLocations(locs []string) []string {
 	out := make([]string, len(locs))
 	for i, l := range locs {
-		out[i] = normLocation(l)
+		out[i] = storage.NormLocation(l)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
-// reservedLocationChars may not appear in a table's or view's location
-// or path property: '?' and '#' end the path of a URI (the directory
-// checked would not be the one written), '*' and '?' are wildcards and
-// "${" starts a variable in an IAM policy (vended credentials would reach
-// other tables), and '%' would decode into any of them. Tarn's own
-// locations never hold them.
-const reservedLocationChars = "?#*$%\\"
-
-// checkLocationChars returns ErrInvalidArgument when loc holds a reserved
-// character (reservedLocationChars), a hidden one (hiddenRune: the rule
-// names follow too) or an empty path segment ("//": one directory on a
-// file system, two different prefixes in S3).
-func checkLocationChars(loc string) error {
-	if i := strings.IndexFunc(loc, func(r rune) bool { return strings.ContainsRune(reservedLocationChars, r) || hiddenRune(r) }); i >= 0 {
-		return fmt.Errorf("%w: location %q holds %q: a table or view location may not contain ? # * $ %% \\, control, format (zero-width) or non-ASCII space characters", ErrInvalidArgument, loc, []rune(loc[i:])[0])
-	}
-	if _, rest, ok := strings.Cut(loc, "://"); ok {
-		if _, p, _ := strings.Cut(rest, "/"); strings.Contains(strings.TrimRight(p, "/"), "//") {
-			return fmt.Errorf("%w: location %q has an empty path segment (//)", ErrInvalidArgument, loc)
-		}
-	}
-	return nil
-}
-
-// normLocation is the one form locations are compared in — by purge,
-// the overlap check, vending, signing, expiry's confinement, metadata
-// cleanup and orphan removal (within, insideAny): scheme in lower case,
-// Hadoop's s3a:// and s3n:// spelled s3://, file://localhost/ as
-// file:///, the path percent-decoded once and cleaned (no "//", no "."
-// or "..", no trailing slash), so that one directory or file compares
-// equal to itself however a client wrote it. The decoding matters
-// because writers spell the same file two ways: iceberg-go's location
-// provider percent-encodes what a URI must (file:///wh/my%20dir/...),
-// while a location as created keeps the raw form (file:///wh/my dir);
-// a file:// FileIO opens both as the same file. Java's Hadoop paths spell
-// a local file file:/x, or /x without a scheme: both are file:///x. A path
-// whose escapes do not decode is kept as written.
-//
-// A location as written is normalised exactly once: decoding twice
-// would read "%252E%252E" as "..". Table directories never hold '%'
-// (checkLocationChars), so normalising one again changes nothing.
-func normLocation(loc string) string {
-	// Hadoop's spelling of a local path, as Spark and Trino write file
-	// paths into manifests: file:/x (and a bare /x) is file:///x.
-	if strings.HasPrefix(loc, "/") {
-		loc = "file://" + loc
-	} else if rest, ok := cutPrefixFold(loc, "file:/"); ok && !strings.HasPrefix(rest, "/") {
-		loc = "file:///" + rest
-	}
-	scheme, rest, ok := strings.Cut(loc, "://")
-	if !ok {
-		return strings.TrimRight(loc, "/")
-	}
-	scheme = strings.ToLower(scheme)
-	switch scheme {
-	case "s3a", "s3n":
-		scheme = "s3"
-	}
-	host, p, _ := strings.Cut(rest, "/")
-	if scheme == "file" && strings.EqualFold(host, "localhost") {
-		host = ""
-	}
-	if d, err := url.PathUnescape(p); err == nil {
-		p = d
-	}
-	if p = path.Clean("/" + p); p == "/" {
-		p = ""
-	}
-	return scheme + "://" + host + p
-}
-
-// cutPrefixFold is strings.CutPrefix ignoring ASCII case (a URI scheme's
-// case does not matter).
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
-		return s[len(prefix):], true
-	}
-	return s, false
-}
-
-// within reports whether loc lies strictly below dir, comparing both in
-// their normal form (normLocation); pass each as written, or dir as a
-// recorded directory (already normal).
-func within(loc, dir string) bool {
-	return strings.HasPrefix(normLocation(loc), normLocation(dir)+"/")
-}
-
-// uriEscapedPath is the path p (decoded) as a URI spells it: how
-// iceberg-go's location provider (url.URL.JoinPath, String) writes the
-// files under a location whose path holds a space or non-ASCII text.
-func uriEscapedPath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
-
-// sameLocation reports whether a and b name the same directory
-// (normLocation).
-func sameLocation(a, b string) bool { return normLocation(a) == normLocation(b) }
 
 // PointerLocations is the set of directories p's table or view writes
 // under: the Locations recorded with it, or, for a pointer stored before
@@ -173,7 +76,7 @@ func PointerLocations(p Pointer) []string {
 	if len(p.Locations) > 0 {
 		return p.Locations
 	}
-	return []string{normLocation(locationOfMetadata(p.MetadataLocation))}
+	return []string{storage.NormLocation(locationOfMetadata(p.MetadataLocation))}
 }
 
 // AddLocations is what a pointer records after a change that sets locs:
@@ -195,7 +98,7 @@ func AddLocations(locs []string, curMetadata string, cur []string) []string {
 func LocationsOverlap(a, b []string) bool {
 	for _, x := range a {
 		for _, y := range b {
-			if sameLocation(x, y) || within(x, y) || within(y, x) {
+			if storage.SameLocation(x, y) || storage.Within(x, y) || storage.Within(y, x) {
 				return true
 			}
 		}

@@ -1,6 +1,10 @@
 package catalog
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tarnhq/tarn/storage"
+)
 
 // Regression: locations were compared as written, so one file had two
 // spellings that compared differently — the percent-encoded one
@@ -10,7 +14,7 @@ import "testing"
 // counted as inside t, so expiry's confinement would delete another
 // table's file; Java's Hadoop spelling of a local file (file:/x) was
 // another form again. insideAny (purge, expiry), LocationsOverlap and the
-// statistics-path check compare normLocation's one form.
+// statistics-path check compare storage.NormLocation's one form.
 func TestLocationsComparedInOneForm(t *testing.T) {
 	dirs := []string{"file:///wh/p/my dir/t", "s3://b/wh/données/t"}
 	for _, tc := range []struct {
@@ -34,10 +38,10 @@ func TestLocationsComparedInOneForm(t *testing.T) {
 			t.Errorf("insideAny(%q) = %v, want %v", tc.file, got, tc.in)
 		}
 	}
-	if !LocationsOverlap([]string{normLocation("file:///wh/p/my%20dir/t")}, []string{"file:///wh/p/my dir/t"}) {
+	if !LocationsOverlap([]string{storage.NormLocation("file:///wh/p/my%20dir/t")}, []string{"file:///wh/p/my dir/t"}) {
 		t.Error("one directory in two spellings must overlap itself")
 	}
-	if !LocationsOverlap([]string{"file:///wh/p/my dir"}, []string{normLocation("file:///wh/p/my%20dir/t/")}) {
+	if !LocationsOverlap([]string{"file:///wh/p/my dir"}, []string{storage.NormLocation("file:///wh/p/my%20dir/t/")}) {
 		t.Error("a directory inside another, spelled encoded, must overlap it")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/avro/ocf"
+
+	"github.com/tarnhq/tarn/storage"
 )
 
 // purgeTable deletes the files a dropped table's metadata references:
@@ -69,7 +71,7 @@ func (c *Catalog) purgeTable(ctx context.Context, wh *Warehouse, id Ident, p Poi
 		removed++
 	}
 	purgedFilesTotal.Add(float64(removed))
-	if u, err := parseLocation(md.Location()); err == nil && u.Scheme == "file" && wh.Contains(md.Location()) {
+	if u, err := storage.ParseLocation(md.Location()); err == nil && u.Scheme == "file" && wh.Contains(md.Location()) {
 		removeEmptyDirs(u.Path)
 	}
 	log.Info("purged table", "files", removed)
@@ -228,7 +230,7 @@ func (c *Catalog) LocationShared(ctx context.Context, loc string, except Ident) 
 func (c *Catalog) locationShared(ctx context.Context, loc string, except Ident, nested bool) (Ident, bool, error) {
 	return c.findPointer(ctx, except, func(p Pointer) bool {
 		other := locationOfMetadata(p.MetadataLocation)
-		return within(p.MetadataLocation, loc) || sameLocation(other, loc) || (nested && within(loc, other))
+		return storage.Within(p.MetadataLocation, loc) || storage.SameLocation(other, loc) || (nested && storage.Within(loc, other))
 	})
 }
 

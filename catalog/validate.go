@@ -32,6 +32,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/view"
+
+	"github.com/tarnhq/tarn/storage"
 )
 
 // checkTableUpdates refuses a set-statistics update whose top-level
@@ -278,10 +280,10 @@ func statisticsPathProblem(loc string, roots []string) string {
 	if loc == "" {
 		return "statistics-path is required"
 	}
-	// within compares normLocation's form, in which Java's Hadoop
+	// storage.Within compares storage.NormLocation's form, in which Java's Hadoop
 	// spellings of a local file (file:/x, /x) are file:///x.
 	for _, r := range roots {
-		if within(loc, r) {
+		if storage.Within(loc, r) {
 			return ""
 		}
 	}

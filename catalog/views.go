@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/view"
 
 	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // LoadView returns a view's current metadata (REST loadView). Errors:
@@ -145,7 +146,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 			return false, fmt.Errorf("view %s: %w", id, err)
 		}
 		change := PointerChange{Ident: id, Kind: KindView, ExpectedVersion: p.Version}
-		if !sameLocation(built.Location(), base.Location()) {
+		if !storage.SameLocation(built.Location(), base.Location()) {
 			if change.Locations, err = wh.checkLocations([]string{built.Location()}); err != nil {
 				return false, err
 			}

@@ -12,14 +12,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/google/uuid"
-	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
+
+	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // DefaultWarehouse is the name (REST prefix) of the warehouse Tarn serves
@@ -35,26 +34,23 @@ type Warehouse struct {
 	// "file:///var/lib/tarn/warehouse" or "s3://bucket/prefix".
 	Location string
 	// Properties are the warehouse's properties: iceberg-go FileIO
-	// properties (s3.region, ...) and Tarn's own (PropS3RoleARN, ...). They
+	// properties (s3.region, ...) and Tarn's own (storage.PropS3RoleARN, ...). They
 	// may hold credentials: never log or print them (String and LogValue
 	// leave them out).
 	Properties iceberg.Properties
 
 	root *url.URL
 	// s3 is set for s3:// warehouses.
-	s3 *s3Store
-
-	ioMu sync.Mutex
-	io   icebergio.IO // the object store's FileIO, built on first use
+	s3 *storage.S3
 }
 
 // NewWarehouse checks location, an absolute file:// URI (the directory is
 // created) or s3://bucket[/prefix] with props holding the S3 settings
-// (PropS3Endpoint, ...; see storage.go). Errors wrap ErrInvalidArgument and
+// (storage.PropS3Endpoint, ...). Errors wrap ErrInvalidArgument and
 // never quote a credential.
 func NewWarehouse(name, location string, props iceberg.Properties) (*Warehouse, error) {
 	location = strings.TrimSuffix(location, "/")
-	u, err := parseLocation(location)
+	u, err := storage.ParseLocation(location)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +62,7 @@ func NewWarehouse(name, location string, props iceberg.Properties) (*Warehouse, 
 		if !path.IsAbs(u.Path) || u.Path == "/" {
 			return nil, fmt.Errorf("%w: warehouse %q must be an absolute directory below /", ErrInvalidArgument, location)
 		}
-		if err := mkdirAllDurable(u.Path); err != nil {
+		if err := storage.MkdirAllDurable(u.Path); err != nil {
 			return nil, fmt.Errorf("create warehouse directory: %w", err)
 		}
 		location = "file://" + u.Path
@@ -76,7 +72,7 @@ func NewWarehouse(name, location string, props iceberg.Properties) (*Warehouse, 
 			// Not quoted: user info would be a credential.
 			return nil, fmt.Errorf("%w: an s3:// warehouse location is s3://bucket/prefix, without user info, query or fragment", ErrInvalidArgument)
 		}
-		st, err := newS3Store(u.Host, props)
+		st, err := storage.NewS3(location, props)
 		if err != nil {
 			return nil, err
 		}
@@ -97,30 +93,9 @@ func (w *Warehouse) LogValue() slog.Value {
 // IsObjectStore reports whether the warehouse is in an object store (s3://).
 func (w *Warehouse) IsObjectStore() bool { return w.s3 != nil }
 
-// parseLocation parses a location URI and refuses relative ones and ".."
-// segments, so that a prefix check on the cleaned path is a containment check.
-func parseLocation(loc string) (*url.URL, error) {
-	u, err := url.Parse(loc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: location %q: %v", ErrInvalidArgument, loc, err)
-	}
-	if u.Scheme == "" {
-		return nil, fmt.Errorf("%w: location %q must be a URI with a scheme (file://, s3://)", ErrInvalidArgument, loc)
-	}
-	for _, seg := range strings.Split(u.Path, "/") {
-		if seg == ".." || seg == "." {
-			return nil, fmt.Errorf("%w: location %q must not contain '.' or '..' segments", ErrInvalidArgument, loc)
-		}
-	}
-	if u.Scheme == "file" && u.Host != "" && u.Host != "localhost" {
-		return nil, fmt.Errorf("%w: location %q names a remote host", ErrInvalidArgument, loc)
-	}
-	return u, nil
-}
-
 // Contains reports whether loc lies strictly inside the warehouse root.
 func (w *Warehouse) Contains(loc string) bool {
-	u, err := parseLocation(loc)
+	u, err := storage.ParseLocation(loc)
 	if err != nil || u.Scheme != w.root.Scheme || (u.Scheme != "file" && u.Host != w.root.Host) {
 		return false
 	}
@@ -152,10 +127,10 @@ func (w *Warehouse) checkTableLocation(loc string) error {
 }
 
 // checkLocation returns ErrInvalidArgument unless loc lies inside the
-// warehouse; a location that does not parse gets parseLocation's reason
+// warehouse; a location that does not parse gets storage.ParseLocation's reason
 // (a path without a scheme is not "outside" the warehouse).
 func (w *Warehouse) checkLocation(what, loc string) error {
-	if _, err := parseLocation(loc); err != nil {
+	if _, err := storage.ParseLocation(loc); err != nil {
 		return err
 	}
 	if !w.Contains(loc) {
@@ -210,7 +185,7 @@ func (w *Warehouse) newLocation(id Ident, nsProps map[string]string) string {
 // ErrInvalidArgument.
 func (w *Warehouse) resolveLocation(requested string, id Ident, nsProps map[string]string) (string, error) {
 	if requested != "" {
-		if _, err := parseLocation(requested); err != nil {
+		if _, err := storage.ParseLocation(requested); err != nil {
 			return "", err
 		}
 		if w.Contains(requested) {
@@ -237,34 +212,65 @@ func (w *Warehouse) rawFileIO(ctx context.Context, loc string) (icebergio.IO, er
 	if w.s3 == nil {
 		return icebergio.LoadFS(ctx, w.Properties, loc)
 	}
-	u, err := url.Parse(loc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: location %q: %v", ErrInvalidArgument, loc, err)
+	return w.s3.FileIO(ctx, loc)
+}
+
+// ClientConfig is the table `config` an engine needs to reach the
+// warehouse's files, without credentials: for S3 the endpoint, region
+// and addressing (both spellings of path style). Empty for file://.
+func (w *Warehouse) ClientConfig() map[string]string {
+	if w.s3 == nil {
+		return map[string]string{}
 	}
-	if u.Host != w.s3.bucket {
-		fctx, err := w.s3.fileIOContext(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", loc, err)
-		}
-		return icebergio.LoadFS(fctx, w.s3.fileIOProps(), loc)
+	return w.s3.ClientConfig()
+}
+
+// CanVend reports whether VendCredentials returns credentials: STS is
+// enabled (a role is configured) or the operator opted in to vending the
+// static keys (storage.S3.CanVend).
+func (w *Warehouse) CanVend() bool { return w.s3 != nil && w.s3.CanVend() }
+
+// VendCredentials returns credentials for the files under dirs (a
+// table's directories inside the warehouse, Loaded.Directories), scoped
+// to access (storage.S3.VendCredentials); nil for file:// or when there
+// is nothing to vend. Errors: ErrInvalidArgument for a directory outside
+// the warehouse; storage.ErrVending for an STS failure (wrapped, without
+// credentials).
+func (w *Warehouse) VendCredentials(ctx context.Context, dirs []string, access storage.Access) ([]spec.StorageCredential, error) {
+	if w.s3 == nil {
+		return nil, nil
 	}
-	w.ioMu.Lock()
-	defer w.ioMu.Unlock()
-	if w.io == nil {
-		// blobfs keeps the context it is built with for every later
-		// operation: it must not be a request's. Its calls are bounded by
-		// the warehouse's timeouts instead (s3Store.fileIOContext).
-		fctx, err := w.s3.fileIOContext(context.Background())
-		if err != nil {
-			return nil, fmt.Errorf("open warehouse %s: %w", w.Name, err)
+	for _, d := range dirs {
+		if err := w.checkTableLocation(d); err != nil {
+			return nil, err
 		}
-		fs, err := icebergio.LoadFS(fctx, w.s3.fileIOProps(), w.Location)
-		if err != nil {
-			return nil, fmt.Errorf("open warehouse %s: %w", w.Name, err)
-		}
-		w.io = fs
 	}
-	return w.io, nil
+	return w.s3.VendCredentials(ctx, dirs, access)
+}
+
+// CanSign reports whether the warehouse signs requests (an S3 warehouse).
+func (w *Warehouse) CanSign() bool { return w.s3 != nil }
+
+// SignS3Request signs req with SigV4 and Tarn's own credentials if it
+// addresses only objects under the table's directories dirs
+// (Loaded.Directories; storage.S3.Sign). Errors: ErrInvalidArgument for
+// a malformed request or a table location outside this warehouse (a
+// table of another warehouse); storage.ErrSignOutsideLocation (403) for
+// a request outside the table's directories; ErrUnsupported for a
+// warehouse that is not S3.
+func (w *Warehouse) SignS3Request(ctx context.Context, dirs []string, req spec.RemoteSignRequest) (*spec.RemoteSignResult, error) {
+	if w.s3 == nil {
+		return nil, Errorf(ErrUnsupported, "warehouse %s is not in S3: nothing to sign", w.Name)
+	}
+	// A table of another warehouse (reached through the wrong prefix) is
+	// refused as loadTable's vending and /credentials refuse it: its
+	// objects are not this warehouse's to sign for.
+	for _, d := range dirs {
+		if err := w.checkTableLocation(d); err != nil {
+			return nil, err
+		}
+	}
+	return w.s3.Sign(ctx, dirs, req)
 }
 
 // FileIOFunc returns the FileIO for loc lazily, for iceberg-go's table.New.
@@ -279,39 +285,13 @@ func (w *Warehouse) FileIOFunc(loc string) func(context.Context) (icebergio.IO, 
 // If-None-Match: *, answered 412): metadata files are never overwritten.
 func (w *Warehouse) WriteNew(ctx context.Context, loc string, data []byte) error {
 	if w.root.Scheme == "file" {
-		u, err := parseLocation(loc)
+		u, err := storage.ParseLocation(loc)
 		if err != nil {
 			return err
 		}
-		return writeFileDurable(u.Path, data)
+		return storage.WriteFileDurable(u.Path, data)
 	}
-	fs, err := w.rawFileIO(ctx, loc)
-	if err != nil {
-		return err
-	}
-	if bfs, ok := fs.(*blobfs.FileIO); ok {
-		// If-None-Match: * on the PUT, so an existing object is never
-		// replaced (names carry a uuid, so this only guards bugs).
-		bw, err := bfs.NewWriter(ctx, loc, true, &blob.WriterOptions{IfNotExist: true})
-		if err != nil {
-			return err
-		}
-		if _, err := bw.Write(data); err != nil {
-			_ = bw.Close()
-			return err
-		}
-		if err := bw.Close(); gcerrors.Code(err) == gcerrors.FailedPrecondition {
-			return fmt.Errorf("%w: %s: %w", os.ErrExist, loc, err)
-		} else if err != nil {
-			return err
-		}
-		return nil
-	}
-	wfs, ok := fs.(icebergio.WriteFileIO)
-	if !ok {
-		return fmt.Errorf("FileIO for %s cannot write", loc)
-	}
-	return wfs.WriteFile(loc, data)
+	return w.s3.WriteNew(ctx, loc, data)
 }
 
 // Read returns the content of the file at loc. Errors wrap os.ErrNotExist
@@ -347,12 +327,12 @@ func (w *Warehouse) prepareLocation(loc string) error {
 	if w.root.Scheme != "file" {
 		return nil
 	}
-	u, err := parseLocation(loc)
+	u, err := storage.ParseLocation(loc)
 	if err != nil {
 		return err
 	}
 	for _, dir := range []string{"data", "metadata"} {
-		if err := mkdirAllDurable(filepath.Join(u.Path, dir)); err != nil {
+		if err := storage.MkdirAllDurable(filepath.Join(u.Path, dir)); err != nil {
 			return fmt.Errorf("create table directory: %w", err)
 		}
 	}
@@ -366,7 +346,7 @@ func (w *Warehouse) pruneEmptyParents(loc string, levels int) {
 	if w.root.Scheme != "file" {
 		return
 	}
-	u, err := parseLocation(loc)
+	u, err := storage.ParseLocation(loc)
 	if err != nil {
 		return
 	}
@@ -377,63 +357,4 @@ func (w *Warehouse) pruneEmptyParents(loc string, levels int) {
 		}
 		dir = filepath.Dir(dir)
 	}
-}
-
-// writeFileDurable creates p (which must not exist), writes data, fsyncs the
-// file and then its directory, so that the file survives a crash once this
-// returns.
-func writeFileDurable(p string, data []byte) (err error) {
-	dir := filepath.Dir(p)
-	if err := mkdirAllDurable(dir); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			_ = os.Remove(p)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// mkdirAllDurable creates dir and any missing parents, fsyncing each parent
-// after a child is created in it.
-func mkdirAllDurable(dir string) error {
-	if fi, err := os.Stat(dir); err == nil {
-		if !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory", dir)
-		}
-		return nil
-	}
-	parent := filepath.Dir(dir)
-	if parent != dir {
-		if err := mkdirAllDurable(parent); err != nil {
-			return err
-		}
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return err
-	}
-	return syncDir(parent)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

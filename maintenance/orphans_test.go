@@ -130,7 +130,7 @@ func TestOrphansSkipSharedLocation(t *testing.T) {
 	h.check(h.load(), nil, 30)
 }
 
-// Regression: compare locations in one form (catalog's normLocation). A
+// Regression: compare locations in one form (storage.NormLocation). A
 // table whose location holds a space has its files written under the
 // percent-encoded spelling (file:///wh/air/my%20dir/...) while its
 // recorded directory keeps the raw one; expiry's confinement compared

@@ -17,7 +17,7 @@
 # moto keeps its state in memory: a restart starts empty. It accepts any
 # access key; it answers STS AssumeRole with fresh keys but does NOT
 # enforce IAM or session policies, so tests that need the scoping checked
-# assert the policy document Tarn builds (catalog/vend_test.go).
+# assert the policy document Tarn builds (storage/vend_test.go).
 #
 # Without DIR, `start` makes a temporary directory, remembered in
 # ${TARN_RUN_DIR:-${TMPDIR:-/tmp}}/tarn-moto.current so that `stop`/`status`

@@ -12,6 +12,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/internal/recovery"
 	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // exceptionFor maps any error to the spec exception it is sent as. Order
@@ -35,7 +36,7 @@ func exceptionFor(err error) spec.Exception {
 		return spec.BadGateway
 	case errors.Is(err, topics.ErrNotConfigured), errors.Is(err, topics.ErrClosed):
 		return spec.ServiceUnavailable
-	case errors.Is(err, catalog.ErrVending):
+	case errors.Is(err, storage.ErrVending):
 		// STS refused or failed; the message names its code, never a key.
 		return spec.ServiceUnavailable
 	case errors.Is(err, catalog.ErrNoSuchNamespace):
@@ -128,7 +129,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if ex == spec.ServerError {
 		// An object-store failure: name its class (never a credential);
 		// 503 when the store was unreachable, timed out or throttled.
-		if f, ok := catalog.ClassifyStorageError(err); ok {
+		if f, ok := storage.ClassifyError(err); ok {
 			storageMsg = f.Message()
 			if f.Transient {
 				ex = spec.ServiceUnavailable

@@ -38,6 +38,7 @@ import (
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // failingStore answers LoadNamespace with err; GET /v1/namespaces/{ns}
@@ -89,7 +90,7 @@ func TestErrorMapping(t *testing.T) {
 		{"catalog.ErrForbidden", catalog.ErrForbidden, spec.Forbidden},
 		{"catalog.ErrCommitStateUnknown", catalog.ErrCommitStateUnknown, spec.CommitStateUnknown},
 		{"catalog.ErrUnsupported", catalog.ErrUnsupported, spec.NotAcceptable},
-		// catalog: specific sentinels, signing and vending included.
+		// catalog: specific sentinels.
 		{"catalog.ErrNoSuchNamespace", catalog.ErrNoSuchNamespace, spec.NoSuchNamespace},
 		{"catalog.ErrNoSuchTable", catalog.ErrNoSuchTable, spec.NoSuchTable},
 		{"catalog.ErrNoSuchView", catalog.ErrNoSuchView, spec.NoSuchView},
@@ -106,11 +107,14 @@ func TestErrorMapping(t *testing.T) {
 		{"catalog.ErrTableOwned", catalog.ErrTableOwned, spec.Conflict},
 		{"catalog.ErrTableOwnedForbidden", catalog.ErrTableOwnedForbidden, spec.Forbidden},
 		{"catalog.ErrOutsideTable", catalog.ErrOutsideTable, spec.Forbidden},
-		{"catalog.ErrSignOutsideLocation", catalog.ErrSignOutsideLocation, spec.Forbidden},
-		{"catalog.ErrVending", catalog.ErrVending, spec.ServiceUnavailable},
 		{"catalog/bolt.ErrLayoutVersion", bolt.ErrLayoutVersion, spec.ServerError},
 		{"catalog/bolt.ErrInUse", bolt.ErrInUse, spec.ServerError},
 		{"catalog/postgres.ErrSchemaVersion", postgres.ErrSchemaVersion, spec.ServerError},
+		// storage: its classes (the catalog's), signing and vending.
+		{"storage.ErrInvalidArgument", storage.ErrInvalidArgument, spec.InvalidArgument},
+		{"storage.ErrForbidden", storage.ErrForbidden, spec.Forbidden},
+		{"storage.ErrSignOutsideLocation", storage.ErrSignOutsideLocation, spec.Forbidden},
+		{"storage.ErrVending", storage.ErrVending, spec.ServiceUnavailable},
 		// auth.
 		{"auth.ErrUnauthenticated", auth.ErrUnauthenticated, spec.NotAuthorized},
 		{"auth.ErrForbidden", auth.ErrForbidden, spec.Forbidden},
@@ -295,7 +299,7 @@ func moduleSentinels(t *testing.T, root string) map[string]bool {
 	})
 	require.NoError(t, err)
 	// The walk must have seen the packages named in the issue.
-	for _, must := range []string{"catalog.ErrNotFound", "catalog.ErrVending", "catalog.ErrSignOutsideLocation", "auth.ErrForbidden", "ingest/topics.ErrInvalid"} {
+	for _, must := range []string{"catalog.ErrNotFound", "storage.ErrVending", "storage.ErrSignOutsideLocation", "auth.ErrForbidden", "ingest/topics.ErrInvalid"} {
 		require.True(t, names[must], "%s not found: the walk of %s is broken", must, root)
 	}
 	return names

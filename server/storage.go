@@ -11,6 +11,7 @@ import (
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // headerAccessDelegation is the spec's X-Iceberg-Access-Delegation: a
@@ -37,15 +38,15 @@ func accessDelegation(c echo.Context) (vend, sign bool) {
 // to: read-write when the caller may write the table (always under
 // --auth none), else read-only (GetObject and ListBucket only). The
 // route itself already required read (server/auth.go).
-func (s *Server) callerAccess(c echo.Context, id catalog.Ident) (catalog.Access, error) {
+func (s *Server) callerAccess(c echo.Context, id catalog.Ident) (storage.Access, error) {
 	az, err := s.authorizer(c.Request().Context())
 	if err != nil {
 		return 0, err
 	}
 	if az.Allowed(identity(c), auth.Write, auth.Table(id.Namespace, id.Name)) {
-		return catalog.AccessReadWrite, nil
+		return storage.AccessReadWrite, nil
 	}
-	return catalog.AccessRead, nil
+	return storage.AccessRead, nil
 }
 
 // storageAccess is the `config` and `storage-credentials` of a table
@@ -56,7 +57,7 @@ func (s *Server) callerAccess(c echo.Context, id catalog.Ident) (catalog.Access,
 // `config`); else with `remote-signing` asked, the signer settings. A
 // file:// warehouse gets an empty config.
 //
-// When STS fails (catalog.ErrVending) after createTable or registerTable
+// When STS fails (storage.ErrVending) after createTable or registerTable
 // committed the table, the response is still 200, with the table and
 // without credentials (the failure is logged): a 503 would leave the table
 // created and the client's retry would get 409. loadTable, stage-create
@@ -82,7 +83,7 @@ func (s *Server) storageAccess(c echo.Context, t *catalog.Loaded) (map[string]st
 			return nil, nil, err
 		}
 		creds, err := wh.VendCredentials(c.Request().Context(), dirs, access)
-		if err != nil && committedNow(c, t) && errors.Is(err, catalog.ErrVending) {
+		if err != nil && committedNow(c, t) && errors.Is(err, storage.ErrVending) {
 			// The table is already committed: failing the request would
 			// leave it created, and the client's retry would get 409.
 			// Answer with the table and no credentials instead; the

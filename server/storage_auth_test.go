@@ -21,6 +21,7 @@ import (
 	"github.com/tarnhq/tarn/internal/testmoto"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // stsStub answers STS AssumeRole and records each request's session
@@ -75,7 +76,7 @@ func TestS3VendedCredentialsFollowGrants(t *testing.T) {
 	sts := httptest.NewServer(stub)
 	t.Cleanup(sts.Close)
 	dir := t.TempDir()
-	wh := testmoto.Warehouse(t, ep, catalog.DefaultWarehouse, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: sts.URL})
+	wh := testmoto.Warehouse(t, ep, catalog.DefaultWarehouse, map[string]string{storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEndpoint: sts.URL})
 	store, err := bolt.Open(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })

@@ -26,6 +26,7 @@ import (
 	"github.com/tarnhq/tarn/internal/testmoto"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // syncBuffer is a log sink read after the requests.
@@ -120,7 +121,7 @@ func tableLocation(t *testing.T, r spec.LoadTableResult) string {
 // vended; and no credential reaches the log.
 func TestS3VendedCredentials(t *testing.T) {
 	ep := testmoto.Endpoint(t)
-	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	s := startS3Server(t, map[string]string{storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEndpoint: ep})
 	created := s.createTable(t, "vend", "t", vendHeader)
 	loc := tableLocation(t, created)
 	require.Len(t, created.StorageCredentials, 1)
@@ -177,7 +178,7 @@ func TestS3VendedCredentials(t *testing.T) {
 // TestS3VendingWithoutSTS: no role and no opt-in, nothing is vended; with
 // sts-enabled false the role is ignored.
 func TestS3VendingWithoutSTS(t *testing.T) {
-	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEnabled: "false"})
+	s := startS3Server(t, map[string]string{storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEnabled: "false"})
 	created := s.createTable(t, "nosts", "t", vendHeader)
 	require.Empty(t, created.StorageCredentials)
 	require.Empty(t, created.Config["s3.access-key-id"])
@@ -262,7 +263,7 @@ func putGet(t *testing.T, endpoint string, cfg map[string]string, loc string) {
 func s3Catalog(t *testing.T) (*s3Server, *rest.Catalog, string) {
 	t.Helper()
 	ep := testmoto.Endpoint(t)
-	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	s := startS3Server(t, map[string]string{storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEndpoint: ep})
 	cat, err := rest.NewCatalog(t.Context(), "tarn", s.url)
 	require.NoError(t, err)
 	require.NoError(t, cat.CreateNamespace(t.Context(), table.Identifier{"p"}, nil))
@@ -399,7 +400,7 @@ func TestS3RemoteSigningCopySource(t *testing.T) {
 // answer for the same wrong prefix; through its own prefix it is signed.
 func TestS3SignWrongWarehousePrefix(t *testing.T) {
 	ep := testmoto.Endpoint(t)
-	role := map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN}
+	role := map[string]string{storage.PropS3RoleARN: testmoto.RoleARN}
 	def := testmoto.Warehouse(t, ep, catalog.DefaultWarehouse, role)
 	an := testmoto.Warehouse(t, ep, "analytics", role)
 	store, err := bolt.Open(t.TempDir())
@@ -459,7 +460,7 @@ func TestS3CreateTableVendingFails(t *testing.T) {
 		_, _ = io.WriteString(w, `<ErrorResponse><Error><Type>Receiver</Type><Code>ServiceUnavailable</Code><Message>sts is down</Message></Error><RequestId>r</RequestId></ErrorResponse>`)
 	}))
 	t.Cleanup(stub.Close)
-	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: stub.URL})
+	s := startS3Server(t, map[string]string{storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEndpoint: stub.URL})
 	created := s.createTable(t, "stsdown", "t", vendHeader)
 	require.Empty(t, created.StorageCredentials)
 	require.Empty(t, created.Config["s3.access-key-id"])
@@ -510,7 +511,7 @@ func TestS3CreateTableNoSuchBucket(t *testing.T) {
 // directories and every directory a table records.
 func TestS3SigningStagedAndDataPath(t *testing.T) {
 	ep := testmoto.Endpoint(t)
-	s := startS3Server(t, map[string]string{catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+	s := startS3Server(t, map[string]string{storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEndpoint: ep})
 	created := s.createTable(t, "sg", "t", nil)
 	base := strings.TrimSuffix(tableLocation(t, created), "/t-"+strings.SplitN(path.Base(tableLocation(t, created)), "-", 2)[1])
 	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})

@@ -16,6 +16,7 @@ import (
 	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // blackHole accepts connections and never answers; it counts them.
@@ -54,9 +55,9 @@ func blackHole(t *testing.T) (string, func() int) {
 func TestS3CreateTableEndpointNeverAnswers(t *testing.T) {
 	ep, accepted := blackHole(t)
 	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "s3://bkt/wh", map[string]string{
-		catalog.PropS3Endpoint: ep, catalog.PropS3Region: "us-east-1",
-		catalog.PropS3AccessKeyID: "AKIATIMEOUT", catalog.PropS3SecretAccessKey: "timeout-secret",
-		catalog.PropS3RequestTimeout: "300ms", catalog.PropS3ConnectTimeout: "1s", catalog.PropS3MaxAttempts: "2",
+		storage.PropS3Endpoint: ep, storage.PropS3Region: "us-east-1",
+		storage.PropS3AccessKeyID: "AKIATIMEOUT", storage.PropS3SecretAccessKey: "timeout-secret",
+		storage.PropS3RequestTimeout: "300ms", storage.PropS3ConnectTimeout: "1s", storage.PropS3MaxAttempts: "2",
 	})
 	require.NoError(t, err)
 	store, err := bolt.Open(t.TempDir())
@@ -104,13 +105,13 @@ func TestS3CreateTableEndpointNeverAnswers(t *testing.T) {
 // A timeout property that is not a positive duration is refused.
 func TestS3TimeoutPropertiesValidated(t *testing.T) {
 	for _, p := range []map[string]string{
-		{catalog.PropS3RequestTimeout: "soon"}, {catalog.PropS3RequestTimeout: "0"},
-		{catalog.PropS3ConnectTimeout: "-1s"}, {catalog.PropS3MaxAttempts: "0"}, {catalog.PropS3MaxAttempts: "x"},
+		{storage.PropS3RequestTimeout: "soon"}, {storage.PropS3RequestTimeout: "0"},
+		{storage.PropS3ConnectTimeout: "-1s"}, {storage.PropS3MaxAttempts: "0"}, {storage.PropS3MaxAttempts: "x"},
 	} {
 		_, err := catalog.NewWarehouse("w", "s3://bkt/wh", p)
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument, p)
 	}
-	_, err := catalog.NewWarehouse("w", "s3://bkt/wh", map[string]string{catalog.PropS3RequestTimeout: "2.5", catalog.PropS3ConnectTimeout: "3s", catalog.PropS3MaxAttempts: "5"})
+	_, err := catalog.NewWarehouse("w", "s3://bkt/wh", map[string]string{storage.PropS3RequestTimeout: "2.5", storage.PropS3ConnectTimeout: "3s", storage.PropS3MaxAttempts: "5"})
 	require.NoError(t, err)
 }
 
@@ -154,8 +155,8 @@ func TestS3CreateTableConnectionRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	s := storageServer(t, "s3://bkt/wh", map[string]string{
-		catalog.PropS3Endpoint: "http://" + addr, catalog.PropS3Region: "us-east-1",
-		catalog.PropS3AccessKeyID: "AKIAREFUSED", catalog.PropS3SecretAccessKey: "refused-secret", catalog.PropS3MaxAttempts: "1"})
+		storage.PropS3Endpoint: "http://" + addr, storage.PropS3Region: "us-east-1",
+		storage.PropS3AccessKeyID: "AKIAREFUSED", storage.PropS3SecretAccessKey: "refused-secret", storage.PropS3MaxAttempts: "1"})
 	st, em, body := createFails(t, s, "refused")
 	require.Equal(t, http.StatusServiceUnavailable, st, body)
 	require.Equal(t, "ServiceUnavailableException", em.Type)

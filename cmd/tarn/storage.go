@@ -10,6 +10,7 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/internal/strictjson"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // storageConfig is the object-storage configuration of `tarn serve`: the
@@ -50,21 +51,21 @@ func (s *storageConfig) props() map[string]string {
 			p[k] = v
 		}
 	}
-	set(catalog.PropS3Endpoint, s.endpoint)
-	set(catalog.PropS3Region, s.region)
-	set(catalog.PropS3PathStyleAccess, s.pathStyle.v)
-	set(catalog.PropS3ForceVirtualAddressing, s.forceVirtual.v)
-	set(catalog.PropS3AccessKeyID, string(s.accessKeyID))
-	set(catalog.PropS3SecretAccessKey, string(s.secretAccessKey))
-	set(catalog.PropS3SessionToken, string(s.sessionToken))
-	set(catalog.PropS3RoleARN, s.roleARN)
-	set(catalog.PropS3RoleSessionName, s.roleSessionName)
-	set(catalog.PropS3ExternalID, string(s.externalID))
-	set(catalog.PropSTSEnabled, s.stsEnabled.v)
-	set(catalog.PropSTSEndpoint, s.stsEndpoint)
-	set(catalog.PropVendStaticCredentials, s.vendStatic.v)
+	set(storage.PropS3Endpoint, s.endpoint)
+	set(storage.PropS3Region, s.region)
+	set(storage.PropS3PathStyleAccess, s.pathStyle.v)
+	set(storage.PropS3ForceVirtualAddressing, s.forceVirtual.v)
+	set(storage.PropS3AccessKeyID, string(s.accessKeyID))
+	set(storage.PropS3SecretAccessKey, string(s.secretAccessKey))
+	set(storage.PropS3SessionToken, string(s.sessionToken))
+	set(storage.PropS3RoleARN, s.roleARN)
+	set(storage.PropS3RoleSessionName, s.roleSessionName)
+	set(storage.PropS3ExternalID, string(s.externalID))
+	set(storage.PropSTSEnabled, s.stsEnabled.v)
+	set(storage.PropSTSEndpoint, s.stsEndpoint)
+	set(storage.PropVendStaticCredentials, s.vendStatic.v)
 	if s.credentialsDurationSeconds != 0 {
-		p[catalog.PropCredentialsDurationSeconds] = fmt.Sprint(s.credentialsDurationSeconds)
+		p[storage.PropCredentialsDurationSeconds] = fmt.Sprint(s.credentialsDurationSeconds)
 	}
 	return p
 }
@@ -148,15 +149,15 @@ func (s *secretString) Set(v string) error { *s = secretString(v); return nil }
 // warehouseKeys are the properties a `warehouses` entry may set besides
 // name and location; any other key is refused at startup.
 var warehouseKeys = []string{
-	catalog.PropS3Endpoint, catalog.PropS3Region, catalog.PropS3PathStyleAccess, catalog.PropS3ForceVirtualAddressing,
-	catalog.PropS3AccessKeyID, catalog.PropS3SecretAccessKey, catalog.PropS3SessionToken,
-	catalog.PropS3RoleARN, catalog.PropS3RoleSessionName, catalog.PropS3ExternalID,
-	catalog.PropSTSEnabled, catalog.PropSTSEndpoint, catalog.PropVendStaticCredentials, catalog.PropCredentialsDurationSeconds,
-	catalog.PropS3ConnectTimeout, catalog.PropS3RequestTimeout, catalog.PropS3MaxAttempts,
+	storage.PropS3Endpoint, storage.PropS3Region, storage.PropS3PathStyleAccess, storage.PropS3ForceVirtualAddressing,
+	storage.PropS3AccessKeyID, storage.PropS3SecretAccessKey, storage.PropS3SessionToken,
+	storage.PropS3RoleARN, storage.PropS3RoleSessionName, storage.PropS3ExternalID,
+	storage.PropSTSEnabled, storage.PropSTSEndpoint, storage.PropVendStaticCredentials, storage.PropCredentialsDurationSeconds,
+	storage.PropS3ConnectTimeout, storage.PropS3RequestTimeout, storage.PropS3MaxAttempts,
 }
 
 // warehouseKeyAliases: sts-endpoint is the flag's spelling of sts.endpoint.
-var warehouseKeyAliases = map[string]string{"sts-endpoint": catalog.PropSTSEndpoint}
+var warehouseKeyAliases = map[string]string{"sts-endpoint": storage.PropSTSEndpoint}
 
 // warehouseList is the --warehouses flag: a JSON list of objects with
 // "name", "location" and FileIO properties (values of any scalar type).

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // An unknown key in a `warehouses` entry (JSON flag or YAML, which reaches
@@ -33,6 +33,6 @@ func TestWarehouseListUnknownKey(t *testing.T) {
 
 	require.NoError(t, w.Set(`[{"name":"a","location":"s3://b/w","sts-endpoint":"http://sts:4566","s3.region":"eu-west-1","sts-enabled":true,"credentials-duration-seconds":900,"s3.request-timeout":"5s"}]`))
 	require.Len(t, w.entries, 1)
-	require.Equal(t, map[string]string{catalog.PropSTSEndpoint: "http://sts:4566", catalog.PropS3Region: "eu-west-1",
-		catalog.PropSTSEnabled: "true", catalog.PropCredentialsDurationSeconds: "900", catalog.PropS3RequestTimeout: "5s"}, w.entries[0].props)
+	require.Equal(t, map[string]string{storage.PropSTSEndpoint: "http://sts:4566", storage.PropS3Region: "eu-west-1",
+		storage.PropSTSEnabled: "true", storage.PropCredentialsDurationSeconds: "900", storage.PropS3RequestTimeout: "5s"}, w.entries[0].props)
 }

@@ -21,10 +21,12 @@ var allowed = map[string][]string{
 	"spec":                {},
 	"internal/strictjson": {},
 	"internal/recovery":   {},
-	"catalog":             {"spec", "internal/strictjson"},
-	"catalog/bolt":        {"catalog", "internal/strictjson"},
-	"catalog/postgres":    {"catalog", "internal/strictjson"},
-	"auth":                {"internal/strictjson"},
+	// storage: a warehouse's FileIO, locations, S3 vending and signing.
+	"storage":          {"spec"},
+	"catalog":          {"spec", "storage", "internal/strictjson"},
+	"catalog/bolt":     {"catalog", "internal/strictjson"},
+	"catalog/postgres": {"catalog", "internal/strictjson"},
+	"auth":             {"internal/strictjson"},
 
 	"ingest/codec":        {},
 	"ingest/internal/...": {"ingest/codec", "ingest/internal/..."},
@@ -46,7 +48,7 @@ var allowed = map[string][]string{
 	"ingest/topics": {"catalog", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/jsonrow", "ingest/pipeline", "ingest/source", "ingest/sink"},
 	"delta":         {"catalog", "internal/strictjson"},
 	"publish/...":   {"catalog", "internal/strictjson", "delta"}, // planned
-	"server":        {"spec", "internal/strictjson", "internal/recovery", "auth", "catalog", "ingest/topics", "maintenance", "delta", "ui"},
+	"server":        {"spec", "internal/strictjson", "internal/recovery", "auth", "storage", "catalog", "ingest/topics", "maintenance", "delta", "ui"},
 	// ui serves the console over the services the API uses, never a
 	// store: server mounts it, so it cannot import server.
 	"ui":      {"spec", "auth", "catalog", "ingest/topics", "maintenance", "delta", "publish/..."}, // planned

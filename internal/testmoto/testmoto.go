@@ -8,7 +8,7 @@
 //
 // moto accepts any access key and does not enforce IAM or session
 // policies; the scoping of vended credentials is asserted on the policy
-// document (catalog.SessionPolicy) instead.
+// document (storage.SessionPolicy) instead.
 package testmoto
 
 import (
@@ -25,6 +25,7 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/internal/testenv"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // EnvEndpoint names the moto endpoint (http://127.0.0.1:PORT).
@@ -50,8 +51,8 @@ func Endpoint(t testing.TB) string {
 // keys, path-style addressing and the region above.
 func Props(endpoint string) map[string]string {
 	return map[string]string{
-		catalog.PropS3Endpoint: endpoint, catalog.PropS3Region: Region, catalog.PropS3PathStyleAccess: "true",
-		catalog.PropS3AccessKeyID: AccessKeyID, catalog.PropS3SecretAccessKey: SecretAccessKey,
+		storage.PropS3Endpoint: endpoint, storage.PropS3Region: Region, storage.PropS3PathStyleAccess: "true",
+		storage.PropS3AccessKeyID: AccessKeyID, storage.PropS3SecretAccessKey: SecretAccessKey,
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/tarnhq/tarn/internal/testmoto"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/server"
+	"github.com/tarnhq/tarn/storage"
 )
 
 // Server is a running in-process Tarn.
@@ -54,7 +55,7 @@ func NewCatalog(t testing.TB, dir string, wrap func(catalog.Store) catalog.Store
 		// for them), so they need no keys of their own.
 		ep := testmoto.Endpoint(t)
 		wh = testmoto.Warehouse(t, ep, catalog.DefaultWarehouse, map[string]string{
-			catalog.PropS3RoleARN: testmoto.RoleARN, catalog.PropSTSEndpoint: ep})
+			storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEndpoint: ep})
 	} else {
 		var err error
 		if wh, err = catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil); err != nil {

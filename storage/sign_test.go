@@ -1,4 +1,4 @@
-package catalog_test
+package storage_test
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/storage"
 )
 
-func signingWarehouse(t *testing.T) *catalog.Warehouse {
+func signingWarehouse(t *testing.T) *storage.S3 {
 	t.Helper()
-	wh, err := catalog.NewWarehouse("w", "s3://bkt/wh", map[string]string{
-		catalog.PropS3Endpoint: "http://127.0.0.1:9000", catalog.PropS3Region: "us-east-1",
-		catalog.PropS3AccessKeyID: "AKIASIGNER", catalog.PropS3SecretAccessKey: "signer-secret"})
+	wh, err := storage.NewS3("s3://bkt/wh", map[string]string{
+		storage.PropS3Endpoint: "http://127.0.0.1:9000", storage.PropS3Region: "us-east-1",
+		storage.PropS3AccessKeyID: "AKIASIGNER", storage.PropS3SecretAccessKey: "signer-secret"})
 	require.NoError(t, err)
 	return wh
 }
@@ -31,7 +31,7 @@ func TestSignS3RequestInsideLocation(t *testing.T) {
 		{"GET", "http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/t-1/data/", ""},
 		{"POST", "http://127.0.0.1:9000/bkt?delete", `<Delete><Object><Key>wh/t-1/data/a</Key></Object></Delete>`},
 	} {
-		res, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
+		res, err := wh.Sign(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", URI: tc.uri, Method: tc.method, Body: tc.body,
 			Headers: map[string][]string{"User-Agent": {"test"}}})
 		require.NoError(t, err, tc.uri)
@@ -68,9 +68,9 @@ func TestSignS3RequestOutsideLocation(t *testing.T) {
 		// extend the name (t-1 and t-10).
 		{"GET", "http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/t-1", ""},
 	} {
-		_, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
+		_, err := wh.Sign(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", URI: tc.uri, Method: tc.method, Body: tc.body, Headers: map[string][]string{}})
-		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, tc.method+" "+tc.uri)
+		require.ErrorIs(t, err, storage.ErrSignOutsideLocation, tc.method+" "+tc.uri)
 		require.NotContains(t, err.Error(), "signer-secret")
 	}
 }
@@ -83,7 +83,7 @@ func TestSignS3RequestCopySource(t *testing.T) {
 	wh := signingWarehouse(t)
 	dst := "http://127.0.0.1:9000/bkt/wh/t-1/data/copy.parquet"
 	sign := func(method, uri string, headers map[string][]string) error {
-		_, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
+		_, err := wh.Sign(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", URI: uri, Method: method, Headers: headers})
 		return err
 	}
@@ -113,15 +113,15 @@ func TestSignS3RequestCopySource(t *testing.T) {
 		"",
 	} {
 		err := sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {src}})
-		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, src)
+		require.ErrorIs(t, err, storage.ErrSignOutsideLocation, src)
 		err = sign("PUT", dst+"?partNumber=1&uploadId=u1", map[string][]string{"x-amz-copy-source": {src}})
-		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, src)
+		require.ErrorIs(t, err, storage.ErrSignOutsideLocation, src)
 	}
 	// Two sources, or a copy source on anything but a PUT of an object.
-	require.ErrorIs(t, sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a", "/other/s"}}), catalog.ErrSignOutsideLocation)
-	require.ErrorIs(t, sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a"}, "x-amz-copy-source": {"/other/s"}}), catalog.ErrSignOutsideLocation)
-	require.ErrorIs(t, sign("GET", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a"}}), catalog.ErrSignOutsideLocation)
-	require.ErrorIs(t, sign("POST", "http://127.0.0.1:9000/bkt?delete", map[string][]string{"X-Amz-Copy-Source": {"/other/s"}}), catalog.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a", "/other/s"}}), storage.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("PUT", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a"}, "x-amz-copy-source": {"/other/s"}}), storage.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("GET", dst, map[string][]string{"X-Amz-Copy-Source": {"/bkt/wh/t-1/a"}}), storage.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("POST", "http://127.0.0.1:9000/bkt?delete", map[string][]string{"X-Amz-Copy-Source": {"/other/s"}}), storage.ErrSignOutsideLocation)
 }
 
 // Object sub-resources the vended session policy does not allow, query
@@ -133,7 +133,7 @@ func TestSignS3RequestQueryAllowList(t *testing.T) {
 		if headers == nil {
 			headers = map[string][]string{}
 		}
-		_, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
+		_, err := wh.Sign(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", URI: uri, Method: method, Headers: headers,
 			Body: `<Delete><Object><Key>wh/t-1/data/a</Key></Object></Delete>`})
 		return err
@@ -181,35 +181,20 @@ func TestSignS3RequestQueryAllowList(t *testing.T) {
 		{"POST", "http://127.0.0.1:9000/bkt?delete&delete"},
 	} {
 		err := sign(bad.method, bad.uri, nil)
-		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, bad.method+" "+bad.uri)
+		require.ErrorIs(t, err, storage.ErrSignOutsideLocation, bad.method+" "+bad.uri)
 	}
 	require.NoError(t, sign("PUT", obj, map[string][]string{"x-amz-acl": {"bucket-owner-full-control"}}))
-	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"x-amz-acl": {"public-read"}}), catalog.ErrSignOutsideLocation)
-	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"X-Amz-Grant-Read": {"uri=http://acs.amazonaws.com/groups/global/AllUsers"}}), catalog.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"x-amz-acl": {"public-read"}}), storage.ErrSignOutsideLocation)
+	require.ErrorIs(t, sign("PUT", obj, map[string][]string{"X-Amz-Grant-Read": {"uri=http://acs.amazonaws.com/groups/global/AllUsers"}}), storage.ErrSignOutsideLocation)
 	for _, h := range []map[string][]string{
 		{"x-amz-website-redirect-location": {"https://evil.example/"}},
 		{"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "x-amz-object-lock-retain-until-date": {"2099-01-01T00:00:00Z"}},
 		{"x-amz-object-lock-legal-hold": {"ON"}},
 		{"x-amz-bypass-governance-retention": {"true"}},
 	} {
-		require.ErrorIs(t, sign("PUT", obj, h), catalog.ErrSignOutsideLocation, "%v", h)
+		require.ErrorIs(t, sign("PUT", obj, h), storage.ErrSignOutsideLocation, "%v", h)
 	}
 	require.NoError(t, sign("PUT", obj, map[string][]string{"x-amz-tagging": {"team=data"}}), "s3.write.tags.* is signed")
-}
-
-// A table of another warehouse (signing through the wrong prefix) is not
-// signed with this warehouse's keys, even in the same bucket: 400 as
-// VendCredentials (loadTable with vended-credentials, /credentials).
-func TestSignS3RequestOtherWarehouse(t *testing.T) {
-	wh := signingWarehouse(t) // s3://bkt/wh
-	for _, loc := range []string{"s3://bkt/analytics/an/events2-1", "s3://bkt/wh2/t-1", "s3://other/wh/t-1", "s3://bkt/wh/../analytics/t"} {
-		_, err := wh.SignS3Request(context.Background(), []string{loc}, spec.RemoteSignRequest{
-			Region: "us-east-1", Method: "GET", URI: "http://127.0.0.1:9000/" + strings.TrimPrefix(loc, "s3://") + "/data/x",
-			Headers: map[string][]string{}})
-		require.ErrorIs(t, err, catalog.ErrInvalidArgument, loc)
-		_, verr := wh.VendCredentials(context.Background(), []string{loc}, catalog.AccessRead)
-		require.ErrorIs(t, verr, catalog.ErrInvalidArgument, loc)
-	}
 }
 
 // Regression (trial): DeleteObjects was signed with the client's own
@@ -228,12 +213,12 @@ func TestSignDeleteObjectsBindsTheCheckedBody(t *testing.T) {
 		if hash != "" {
 			h["X-Amz-Content-Sha256"] = []string{hash}
 		}
-		return wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
+		return wh.Sign(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", Method: "POST", URI: "http://127.0.0.1:9000/bkt?delete", Body: checked, Headers: h})
 	}
 	for _, hash := range []string{sum(hostile), "UNSIGNED-PAYLOAD"} {
 		_, err := sign(hash)
-		require.ErrorIs(t, err, catalog.ErrSignOutsideLocation, hash)
+		require.ErrorIs(t, err, storage.ErrSignOutsideLocation, hash)
 	}
 	for _, hash := range []string{"", sum(checked)} {
 		res, err := sign(hash)
@@ -249,11 +234,11 @@ func TestSignDeleteObjectsBindsTheCheckedBody(t *testing.T) {
 // access point. Only S3's service hosts (path style) and the warehouse
 // bucket's virtual host are signed now.
 func TestSignS3RequestAWSHosts(t *testing.T) {
-	wh, err := catalog.NewWarehouse("w", "s3://bkt/wh", map[string]string{catalog.PropS3Region: "us-east-1",
-		catalog.PropS3AccessKeyID: "AKIASIGNER", catalog.PropS3SecretAccessKey: "signer-secret"})
+	wh, err := storage.NewS3("s3://bkt/wh", map[string]string{storage.PropS3Region: "us-east-1",
+		storage.PropS3AccessKeyID: "AKIASIGNER", storage.PropS3SecretAccessKey: "signer-secret"})
 	require.NoError(t, err)
 	sign := func(uri string) error {
-		_, err := wh.SignS3Request(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
+		_, err := wh.Sign(context.Background(), []string{"s3://bkt/wh/t-1"}, spec.RemoteSignRequest{
 			Region: "us-east-1", Method: "PUT", URI: uri, Headers: map[string][]string{}})
 		return err
 	}
@@ -275,7 +260,7 @@ func TestSignS3RequestAWSHosts(t *testing.T) {
 		"https://bkt.s3.us-east-1.amazonaws.com.evil.example/wh/t-1/data/x",
 		"https://ec2.us-east-1.amazonaws.com/bkt/wh/t-1/data/x",
 	} {
-		require.ErrorIs(t, sign(uri), catalog.ErrSignOutsideLocation, uri)
+		require.ErrorIs(t, sign(uri), storage.ErrSignOutsideLocation, uri)
 	}
 }
 
@@ -284,7 +269,7 @@ func TestSignS3RequestEveryDirectory(t *testing.T) {
 	wh := signingWarehouse(t)
 	dirs := []string{"s3://bkt/wh/t-1", "s3://bkt/wh/t-1-data"}
 	sign := func(method, uri string) error {
-		_, err := wh.SignS3Request(context.Background(), dirs, spec.RemoteSignRequest{
+		_, err := wh.Sign(context.Background(), dirs, spec.RemoteSignRequest{
 			Region: "us-east-1", Method: method, URI: uri, Headers: map[string][]string{}})
 		return err
 	}
@@ -293,7 +278,7 @@ func TestSignS3RequestEveryDirectory(t *testing.T) {
 		require.NoError(t, sign("GET", uri), uri)
 	}
 	for _, uri := range []string{"http://127.0.0.1:9000/bkt/wh/t-1-other/x", "http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/t-1"} {
-		require.ErrorIs(t, sign("GET", uri), catalog.ErrSignOutsideLocation, uri)
+		require.ErrorIs(t, sign("GET", uri), storage.ErrSignOutsideLocation, uri)
 	}
 }
 
@@ -308,7 +293,7 @@ func TestSignS3RequestEncodedLocation(t *testing.T) {
 	wh := signingWarehouse(t)
 	dirs := []string{"s3://bkt/wh/my dir/t"}
 	sign := func(method, uri string) error {
-		_, err := wh.SignS3Request(context.Background(), dirs, spec.RemoteSignRequest{
+		_, err := wh.Sign(context.Background(), dirs, spec.RemoteSignRequest{
 			Region: "us-east-1", Method: method, URI: uri, Headers: map[string][]string{}})
 		return err
 	}
@@ -326,6 +311,6 @@ func TestSignS3RequestEncodedLocation(t *testing.T) {
 		"http://127.0.0.1:9000/bkt/wh/my%20dir/t%2F..%2Ft2/x",
 		"http://127.0.0.1:9000/bkt?list-type=2&prefix=wh/my%2520dir/t",
 	} {
-		require.ErrorIs(t, sign("GET", uri), catalog.ErrForbidden, uri)
+		require.ErrorIs(t, sign("GET", uri), storage.ErrForbidden, uri)
 	}
 }

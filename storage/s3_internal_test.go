@@ -1,4 +1,4 @@
-package catalog
+package storage
 
 import (
 	"bytes"
@@ -24,11 +24,11 @@ import (
 	"github.com/tarnhq/tarn/internal/testenv"
 )
 
-// motoWarehouse is an S3 warehouse in a fresh bucket of the moto server
-// named by TARN_TEST_S3_ENDPOINT (internal/testmoto cannot be imported
-// here: it imports catalog), reached through endpoint (moto itself or a
-// proxy in front of it).
-func motoWarehouse(t *testing.T, endpoint string) *Warehouse {
+// motoS3 is an S3 warehouse in a fresh bucket of the moto server named
+// by TARN_TEST_S3_ENDPOINT (internal/testmoto cannot be imported here:
+// it imports catalog, which imports storage), reached through endpoint
+// (moto itself or a proxy in front of it).
+func motoS3(t *testing.T, endpoint string) *S3 {
 	t.Helper()
 	moto := testenv.OptIn(t, "TARN_TEST_S3_ENDPOINT", "start scripts/moto.sh")
 	if endpoint == "" {
@@ -39,25 +39,24 @@ func motoWarehouse(t *testing.T, endpoint string) *Warehouse {
 		Credentials: credentials.NewStaticCredentialsProvider("AKIATEST", "test-secret", "")})
 	_, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)})
 	require.NoError(t, err)
-	wh, err := NewWarehouse("w", "s3://"+bucket+"/wh", map[string]string{PropS3Endpoint: endpoint, PropS3Region: "us-east-1",
+	wh, err := NewS3("s3://"+bucket+"/wh", map[string]string{PropS3Endpoint: endpoint, PropS3Region: "us-east-1",
 		PropS3AccessKeyID: "AKIATEST", PropS3SecretAccessKey: "test-secret"})
 	require.NoError(t, err)
 	return wh
 }
 
-// TestWriteNewRefusesExistingFile: on a file:// warehouse an existing
-// metadata file is refused with os.ErrExist and keeps its content (the
-// S3 case is in TestS3LargeFileAndConditionalWrite).
-func TestWriteNewRefusesExistingFile(t *testing.T) {
-	ctx := context.Background()
-	wh, err := NewWarehouse("w", "file://"+t.TempDir(), nil)
-	require.NoError(t, err)
-	loc := wh.Location + "/t/metadata/00001-x.metadata.json"
-	require.NoError(t, wh.WriteNew(ctx, loc, []byte(`{"a":1}`)))
-	require.ErrorIs(t, wh.WriteNew(ctx, loc, []byte(`{"a":2}`)), os.ErrExist)
-	b, err := wh.Read(ctx, loc)
-	require.NoError(t, err)
-	require.Equal(t, `{"a":1}`, string(b))
+// readS3 is the content of the object at loc, read through wh's FileIO.
+func readS3(ctx context.Context, wh *S3, loc string) ([]byte, error) {
+	fs, err := wh.FileIO(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fs.Open(loc)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // A data file larger than one part goes up as a multipart upload and
@@ -85,28 +84,28 @@ func TestS3LargeFileAndConditionalWrite(t *testing.T) {
 	if proxy != nil {
 		endpoint = proxy.URL
 	}
-	wh := motoWarehouse(t, endpoint)
+	wh := motoS3(t, endpoint)
 	ctx := context.Background()
-	fs, err := wh.fileIO(ctx, wh.Location+"/t/data/big.parquet")
+	fs, err := wh.FileIO(ctx, wh.location+"/t/data/big.parquet")
 	require.NoError(t, err)
 	big := make([]byte, 24<<20)
 	_, _ = rand.Read(big)
-	fw, err := fs.(icebergio.WriteFileIO).Create(wh.Location + "/t/data/big.parquet")
+	fw, err := fs.(icebergio.WriteFileIO).Create(wh.location + "/t/data/big.parquet")
 	require.NoError(t, err)
 	_, err = io.Copy(fw, bytes.NewReader(big))
 	require.NoError(t, err)
 	require.NoError(t, fw.Close())
-	got, err := wh.Read(ctx, wh.Location+"/t/data/big.parquet")
+	got, err := readS3(ctx, wh, wh.location+"/t/data/big.parquet")
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(big, got), "read back %d bytes", len(got))
 	mu.Lock()
 	require.GreaterOrEqual(t, multipart, 1, "a 24 MiB file is a multipart upload")
 	mu.Unlock()
 
-	loc := wh.Location + "/t/metadata/00001-x.metadata.json"
+	loc := wh.location + "/t/metadata/00001-x.metadata.json"
 	require.NoError(t, wh.WriteNew(ctx, loc, []byte(`{"a":1}`)))
 	require.ErrorIs(t, wh.WriteNew(ctx, loc, []byte(`{"a":2}`)), os.ErrExist, "an existing metadata file is not replaced")
-	b, err := wh.Read(ctx, loc)
+	b, err := readS3(ctx, wh, loc)
 	require.NoError(t, err)
 	require.Equal(t, `{"a":1}`, string(b))
 }
@@ -144,14 +143,16 @@ func TestS3RetriesThrottlingAnd5xx(t *testing.T) {
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
-	wh := motoWarehouse(t, proxy.URL)
+	wh := motoS3(t, proxy.URL)
 	ctx := context.Background()
-	loc := wh.Location + "/t/metadata/00000-r.metadata.json"
+	loc := wh.location + "/t/metadata/00000-r.metadata.json"
 	require.NoError(t, wh.WriteNew(ctx, loc, []byte(`{"retried":true}`)))
-	b, err := wh.Read(ctx, loc)
+	b, err := readS3(ctx, wh, loc)
 	require.NoError(t, err)
 	require.Equal(t, `{"retried":true}`, string(b))
-	require.NoError(t, wh.Remove(ctx, loc))
+	fs, err := wh.FileIO(ctx, loc)
+	require.NoError(t, err)
+	require.NoError(t, fs.Remove(loc))
 	mu.Lock()
 	defer mu.Unlock()
 	require.GreaterOrEqual(t, failed, 3, "each request failed once and was retried")

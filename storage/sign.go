@@ -1,4 +1,4 @@
-package catalog
+package storage
 
 import (
 	"context"
@@ -20,54 +20,39 @@ import (
 
 // ErrSignOutsideLocation: a remote signing request names an object outside
 // the table's location, or a host that is not the warehouse's store (403).
-var ErrSignOutsideLocation = kindOf(ErrForbidden, "request outside the table's location")
+var ErrSignOutsideLocation error = &classError{msg: "request outside the table's location", class: ErrForbidden}
 
 // unsignedPayload is S3's payload hash for a body the signature does not cover.
 const unsignedPayload = "UNSIGNED-PAYLOAD"
 
-// CanSign reports whether the warehouse signs requests (an S3 warehouse).
-func (w *Warehouse) CanSign() bool { return w.s3 != nil }
-
-// SignS3Request signs req with SigV4 and Tarn's own credentials, after
+// Sign signs req with SigV4 and Tarn's own credentials, after
 // checking that it addresses the warehouse's store and only objects under
-// the table's directories dirs (Loaded.Directories): an object request's
+// the table's directories dirs (catalog.Loaded.Directories, which the
+// caller checked lie inside the warehouse): an object request's
 // key, a ListObjects request's prefix parameter, or every key of a
 // DeleteObjects body. Anything else (another
 // host, bucket or prefix, a bucket-level request of another kind) is
 // ErrSignOutsideLocation (403). The result's headers are the request's
 // plus Authorization, X-Amz-Date, X-Amz-Content-Sha256 and, for
 // temporary credentials, X-Amz-Security-Token. Errors: ErrInvalidArgument
-// for a malformed request or a table location outside this warehouse (a
-// table of another warehouse); ErrUnsupported for a warehouse that is not
-// S3.
-func (w *Warehouse) SignS3Request(ctx context.Context, dirs []string, req spec.RemoteSignRequest) (*spec.RemoteSignResult, error) {
-	if w.s3 == nil {
-		return nil, Errorf(ErrUnsupported, "warehouse %s is not in S3: nothing to sign", w.Name)
-	}
-	// A table of another warehouse (reached through the wrong prefix) is
-	// refused as loadTable's vending and /credentials refuse it: its
-	// objects are not this warehouse's to sign for.
-	for _, d := range dirs {
-		if err := w.checkTableLocation(d); err != nil {
-			return nil, err
-		}
-	}
+// for a malformed request.
+func (s *S3) Sign(ctx context.Context, dirs []string, req spec.RemoteSignRequest) (*spec.RemoteSignResult, error) {
 	if req.Provider != "" && req.Provider != "s3" {
-		return nil, Errorf(ErrInvalidArgument, "provider %q is not supported (only s3)", req.Provider)
+		return nil, errorf(ErrInvalidArgument, "provider %q is not supported (only s3)", req.Provider)
 	}
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete:
 	default:
-		return nil, Errorf(ErrInvalidArgument, "method %q cannot be signed", req.Method)
+		return nil, errorf(ErrInvalidArgument, "method %q cannot be signed", req.Method)
 	}
 	u, err := url.Parse(req.URI)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, Errorf(ErrInvalidArgument, "uri %q is not an http(s) URL", req.URI)
+		return nil, errorf(ErrInvalidArgument, "uri %q is not an http(s) URL", req.URI)
 	}
-	if err := w.s3.checkSignTarget(u, req, dirs); err != nil {
+	if err := s.checkSignTarget(u, req, dirs); err != nil {
 		return nil, err
 	}
-	cfg, err := w.s3.config(ctx)
+	cfg, err := s.config(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +62,7 @@ func (w *Warehouse) SignS3Request(ctx context.Context, dirs []string, req spec.R
 	}
 	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URI, nil)
 	if err != nil {
-		return nil, Errorf(ErrInvalidArgument, "uri %q: %v", req.URI, err)
+		return nil, errorf(ErrInvalidArgument, "uri %q: %v", req.URI, err)
 	}
 	for k, vs := range req.Headers {
 		switch strings.ToLower(k) {
@@ -96,7 +81,7 @@ func (w *Warehouse) SignS3Request(ctx context.Context, dirs []string, req spec.R
 		// one's name. S3 verifies the body against this hash.
 		sum := sha256.Sum256([]byte(req.Body))
 		if want := hex.EncodeToString(sum[:]); payload != "" && payload != want {
-			return nil, Errorf(ErrSignOutsideLocation, "X-Amz-Content-Sha256 %q is not the hash of the body that was checked", payload)
+			return nil, errorf(ErrSignOutsideLocation, "X-Amz-Content-Sha256 %q is not the hash of the body that was checked", payload)
 		}
 		payload = ""
 	}
@@ -109,7 +94,7 @@ func (w *Warehouse) SignS3Request(ctx context.Context, dirs []string, req spec.R
 		}
 		hr.Header.Set("X-Amz-Content-Sha256", payload)
 	}
-	region := w.s3.props[PropS3Region]
+	region := s.props[PropS3Region]
 	if region == "" {
 		region = req.Region
 	}
@@ -163,7 +148,7 @@ const headerCopySource = "x-amz-copy-source"
 // parameters (signQueryParams), a copy source header (the source must lie
 // inside the table's location too) and canned ACL headers. It fails
 // closed: a request shape it does not understand is refused.
-func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs []string) error {
+func (s *S3) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs []string) error {
 	bucket, key, err := s.bucketKey(u)
 	if err != nil {
 		return err
@@ -173,7 +158,7 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs [
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return Errorf(ErrSignOutsideLocation, "%s: query cannot be checked: %v", req.URI, err)
+		return errorf(ErrSignOutsideLocation, "%s: query cannot be checked: %v", req.URI, err)
 	}
 	for name, vs := range q {
 		allowed := signQueryParams
@@ -181,10 +166,10 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs [
 			allowed = signObjectParams
 		}
 		if !allowed[name] {
-			return Errorf(ErrSignOutsideLocation, "%s: query parameter %q is not allowed", req.URI, name)
+			return errorf(ErrSignOutsideLocation, "%s: query parameter %q is not allowed", req.URI, name)
 		}
 		if len(vs) > 1 {
-			return Errorf(ErrSignOutsideLocation, "%s: query parameter %q is repeated", req.URI, name)
+			return errorf(ErrSignOutsideLocation, "%s: query parameter %q is repeated", req.URI, name)
 		}
 	}
 	if err := checkSignHeaders(req, bucket, key, inside); err != nil {
@@ -192,7 +177,7 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs [
 	}
 	if key != "" {
 		if !inside(key) {
-			return Errorf(ErrSignOutsideLocation, "%s is outside the table's location", req.URI)
+			return errorf(ErrSignOutsideLocation, "%s is outside the table's location", req.URI)
 		}
 		return nil
 	}
@@ -202,7 +187,7 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs [
 		// inside it; "<location>" without the slash would also list
 		// sibling tables whose names extend it (t and t2).
 		p := q.Get("prefix")
-		isDir := strings.HasSuffix(p, "/") && slices.ContainsFunc(dirs, func(d string) bool { return sameLocation("s3://"+bucket+"/"+p, d) })
+		isDir := strings.HasSuffix(p, "/") && slices.ContainsFunc(dirs, func(d string) bool { return SameLocation("s3://"+bucket+"/"+p, d) })
 		if isDir || inside(p) {
 			return nil
 		}
@@ -213,16 +198,16 @@ func (s *s3Store) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs [
 			} `xml:"Object"`
 		}
 		if err := xml.Unmarshal([]byte(req.Body), &del); err != nil || len(del.Objects) == 0 {
-			return Errorf(ErrSignOutsideLocation, "DeleteObjects without a readable body cannot be checked")
+			return errorf(ErrSignOutsideLocation, "DeleteObjects without a readable body cannot be checked")
 		}
 		for _, o := range del.Objects {
 			if !inside(o.Key) {
-				return Errorf(ErrSignOutsideLocation, "DeleteObjects names %q, outside the table's location", o.Key)
+				return errorf(ErrSignOutsideLocation, "DeleteObjects names %q, outside the table's location", o.Key)
 			}
 		}
 		return nil
 	}
-	return Errorf(ErrSignOutsideLocation, "%s %s is a bucket-level request outside the table's location", req.Method, req.URI)
+	return errorf(ErrSignOutsideLocation, "%s %s is a bucket-level request outside the table's location", req.Method, req.URI)
 }
 
 // checkSignHeaders checks the headers that widen what a signed request
@@ -237,22 +222,22 @@ func checkSignHeaders(req spec.RemoteSignRequest, bucket, key string, inside fun
 		switch {
 		case lname == headerCopySource:
 			if req.Method != http.MethodPut || key == "" || len(vs) != 1 {
-				return Errorf(ErrSignOutsideLocation, "%s: only one copy source, on a PUT of an object, can be signed", headerCopySource)
+				return errorf(ErrSignOutsideLocation, "%s: only one copy source, on a PUT of an object, can be signed", headerCopySource)
 			}
 			if !copySourceInside(vs[0], bucket, inside) {
-				return Errorf(ErrSignOutsideLocation, "%s %q is outside the table's location", headerCopySource, vs[0])
+				return errorf(ErrSignOutsideLocation, "%s %q is outside the table's location", headerCopySource, vs[0])
 			}
 		case strings.HasPrefix(lname, headerCopySource+"-if-"), lname == headerCopySource+"-range":
 		case strings.HasPrefix(lname, headerCopySource):
 			// x-amz-copy-source-server-side-encryption-customer-* and any
 			// later variant: not something Iceberg sends.
-			return Errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
+			return errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
 		case lname == "x-amz-acl":
 			for _, v := range vs {
 				switch strings.TrimSpace(v) {
 				case "private", "bucket-owner-full-control", "bucket-owner-read":
 				default:
-					return Errorf(ErrSignOutsideLocation, "x-amz-acl %q cannot be signed", v)
+					return errorf(ErrSignOutsideLocation, "x-amz-acl %q cannot be signed", v)
 				}
 			}
 		case strings.HasPrefix(lname, "x-amz-grant-"), lname == "x-amz-website-redirect-location",
@@ -261,7 +246,7 @@ func checkSignHeaders(req spec.RemoteSignRequest, bucket, key string, inside fun
 			// the bucket's website elsewhere; object lock would keep
 			// the catalog's own expiry and purge from deleting files.
 			// Iceberg's FileIOs send none of them.
-			return Errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
+			return errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
 		}
 	}
 	return nil
@@ -287,7 +272,7 @@ func copySourceInside(v, bucket string, inside func(string) bool) bool {
 
 // keyInside reports whether object key of bucket lies strictly inside
 // tableLocation: no '.' or '..' segment (raw, or once more decoded as
-// parseLocation does), and the table's location as a prefix.
+// ParseLocation does), and the table's location as a prefix.
 func keyInside(bucket, key, tableLocation string) bool {
 	for _, seg := range strings.Split(key, "/") {
 		if seg == "." || seg == ".." {
@@ -295,17 +280,17 @@ func keyInside(bucket, key, tableLocation string) bool {
 		}
 	}
 	loc := "s3://" + bucket + "/" + key
-	if _, err := parseLocation(loc); err != nil {
+	if _, err := ParseLocation(loc); err != nil {
 		return false
 	}
-	return within(loc, tableLocation)
+	return Within(loc, tableLocation)
 }
 
 // bucketKey splits an S3 request URL into bucket and (decoded) key,
 // accepting path-style (host is the endpoint, path /bucket/key) and
 // virtual-hosted style (host is bucket.<endpoint host>). The host must be
 // the configured endpoint's, or AWS's S3 when none is configured.
-func (s *s3Store) bucketKey(u *url.URL) (bucket, key string, err error) {
+func (s *S3) bucketKey(u *url.URL) (bucket, key string, err error) {
 	host := strings.ToLower(u.Hostname())
 	var endpointHost string
 	if ep := s.props[PropS3Endpoint]; ep != "" {
@@ -320,7 +305,7 @@ func (s *s3Store) bucketKey(u *url.URL) (bucket, key string, err error) {
 		if strings.HasSuffix(strings.ToLower(u.Host), "."+endpointHost) {
 			return strings.TrimSuffix(strings.ToLower(u.Host), "."+endpointHost), strings.TrimPrefix(u.Path, "/"), nil
 		}
-		return "", "", Errorf(ErrSignOutsideLocation, "host %s is not the warehouse's S3 endpoint", u.Host)
+		return "", "", errorf(ErrSignOutsideLocation, "host %s is not the warehouse's S3 endpoint", u.Host)
 	}
 	// AWS: path style on an S3 service host, or virtual-hosted style on
 	// the warehouse bucket's own label in front of one. Any other name
@@ -332,7 +317,7 @@ func (s *s3Store) bucketKey(u *url.URL) (bucket, key string, err error) {
 	case strings.HasPrefix(host, s.bucket+".") && awsS3Host.MatchString(strings.TrimPrefix(host, s.bucket+".")):
 		return s.bucket, strings.TrimPrefix(u.Path, "/"), nil
 	}
-	return "", "", Errorf(ErrSignOutsideLocation, "host %s is not AWS S3's endpoint for bucket %s", u.Host, s.bucket)
+	return "", "", errorf(ErrSignOutsideLocation, "host %s is not AWS S3's endpoint for bucket %s", u.Host, s.bucket)
 }
 
 // awsS3Host matches AWS S3's service host names: s3.amazonaws.com,

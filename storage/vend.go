@@ -1,4 +1,4 @@
-package catalog
+package storage
 
 import (
 	"context"
@@ -29,21 +29,11 @@ const (
 	AccessReadWrite
 )
 
-// ClientConfig is the table `config` an engine needs to reach the
-// warehouse's files, without credentials: for S3 the endpoint, region
-// and addressing (both spellings of path style). Empty for file://.
-func (w *Warehouse) ClientConfig() map[string]string {
-	if w.s3 == nil {
-		return map[string]string{}
-	}
-	return w.s3.clientConfig()
-}
-
 // CanVend reports whether VendCredentials returns credentials: STS is
 // enabled (a role is configured) or the operator opted in to vending the
 // static keys.
-func (w *Warehouse) CanVend() bool {
-	return w.s3 != nil && (w.s3.stsEnabled() || boolProp(w.s3.props, PropVendStaticCredentials))
+func (s *S3) CanVend() bool {
+	return s.stsEnabled() || boolProp(s.props, PropVendStaticCredentials)
 }
 
 // VendCredentials returns credentials for the files under dirs (a
@@ -54,21 +44,13 @@ func (w *Warehouse) CanVend() bool {
 // says so, else nil (nothing to vend). The config also carries
 // ClientConfig's keys. One storage credential is returned per directory
 // (the same keys, each with its directory as prefix, which clients match
-// a file's path against). Errors: ErrInvalidArgument for a directory
-// outside the warehouse; an STS failure (wrapped, without credentials).
-func (w *Warehouse) VendCredentials(ctx context.Context, dirs []string, access Access) ([]spec.StorageCredential, error) {
-	if w.s3 == nil {
-		return nil, nil
-	}
-	for _, d := range dirs {
-		if err := w.checkTableLocation(d); err != nil {
-			return nil, err
-		}
-	}
-	cfg := w.s3.clientConfig()
+// a file's path against). The caller checks that dirs lie inside the
+// warehouse. Errors: an STS failure (ErrVending, without credentials).
+func (s *S3) VendCredentials(ctx context.Context, dirs []string, access Access) ([]spec.StorageCredential, error) {
+	cfg := s.ClientConfig()
 	switch {
-	case w.s3.stsEnabled():
-		creds, err := w.assumeRole(ctx, dirs, access)
+	case s.stsEnabled():
+		creds, err := s.assumeRole(ctx, dirs, access)
 		if err != nil {
 			return nil, err
 		}
@@ -78,10 +60,10 @@ func (w *Warehouse) VendCredentials(ctx context.Context, dirs []string, access A
 		if creds.Expiration != nil {
 			cfg["s3.session-token-expires-at-ms"] = strconv.FormatInt(creds.Expiration.UnixMilli(), 10)
 		}
-	case boolProp(w.s3.props, PropVendStaticCredentials):
-		cfg[PropS3AccessKeyID] = w.s3.props[PropS3AccessKeyID]
-		cfg[PropS3SecretAccessKey] = w.s3.props[PropS3SecretAccessKey]
-		if t := w.s3.props[PropS3SessionToken]; t != "" {
+	case boolProp(s.props, PropVendStaticCredentials):
+		cfg[PropS3AccessKeyID] = s.props[PropS3AccessKeyID]
+		cfg[PropS3SecretAccessKey] = s.props[PropS3SecretAccessKey]
+		if t := s.props[PropS3SessionToken]; t != "" {
 			cfg[PropS3SessionToken] = t
 		}
 	default:
@@ -96,7 +78,7 @@ func (w *Warehouse) VendCredentials(ctx context.Context, dirs []string, access A
 		// spelled percent-encoded (SessionPolicy).
 		if scheme, rest, ok := strings.Cut(d, "://"); ok {
 			host, p, _ := strings.Cut(rest, "/")
-			if enc := scheme + "://" + host + uriEscapedPath("/"+p); enc != d {
+			if enc := scheme + "://" + host + URIEscapedPath("/"+p); enc != d {
 				out = append(out, spec.StorageCredential{Prefix: enc, Config: cfg})
 			}
 		}
@@ -110,8 +92,8 @@ var ErrVending = errors.New("vend credentials")
 
 // assumeRole asks STS for credentials of the configured role, limited by
 // SessionPolicy to dirs and access.
-func (w *Warehouse) assumeRole(ctx context.Context, dirs []string, access Access) (*stsCredentials, error) {
-	if _, err := w.s3.config(ctx); err != nil {
+func (s *S3) assumeRole(ctx context.Context, dirs []string, access Access) (*stsCredentials, error) {
+	if _, err := s.config(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrVending, err)
 	}
 	policy, err := SessionPolicy(dirs, access)
@@ -119,24 +101,24 @@ func (w *Warehouse) assumeRole(ctx context.Context, dirs []string, access Access
 		return nil, err
 	}
 	dur := DefaultCredentialsDuration
-	if v := w.s3.props[PropCredentialsDurationSeconds]; v != "" {
-		n, _ := strconv.Atoi(v) // validated by newS3Store
+	if v := s.props[PropCredentialsDurationSeconds]; v != "" {
+		n, _ := strconv.Atoi(v) // validated by NewS3
 		dur = time.Duration(n) * time.Second
 	}
-	name := w.s3.props[PropS3RoleSessionName]
+	name := s.props[PropS3RoleSessionName]
 	if name == "" {
 		name = "tarn"
 	}
 	in := &sts.AssumeRoleInput{
-		RoleArn:         aws.String(w.s3.props[PropS3RoleARN]),
+		RoleArn:         aws.String(s.props[PropS3RoleARN]),
 		RoleSessionName: aws.String(name),
 		Policy:          aws.String(string(policy)),
 		DurationSeconds: aws.Int32(int32(dur / time.Second)),
 	}
-	if id := w.s3.props[PropS3ExternalID]; id != "" {
+	if id := s.props[PropS3ExternalID]; id != "" {
 		in.ExternalId = aws.String(id)
 	}
-	out, err := w.s3.sts.AssumeRole(ctx, in)
+	out, err := s.sts.AssumeRole(ctx, in)
 	if err != nil {
 		// The SDK's errors name the operation, status and AWS error code,
 		// never the request's credentials; keep only the code and message.
@@ -213,7 +195,7 @@ func SessionPolicy(dirs []string, access Access) ([]byte, error) {
 	}
 	parsed := make([]dir, 0, len(dirs))
 	for _, d := range dirs {
-		if err := checkLocationChars(d); err != nil {
+		if err := CheckLocationChars(d); err != nil {
 			return nil, err
 		}
 		u, err := url.Parse(d)
@@ -225,7 +207,7 @@ func SessionPolicy(dirs []string, access Access) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %q is a whole bucket, not a table location", ErrInvalidArgument, d)
 		}
 		pd := dir{bucket: u.Host, prefixes: []string{prefix}}
-		if enc := strings.TrimPrefix(uriEscapedPath("/"+prefix), "/"); enc != prefix {
+		if enc := strings.TrimPrefix(URIEscapedPath("/"+prefix), "/"); enc != prefix {
 			pd.prefixes = append(pd.prefixes, enc)
 		}
 		parsed = append(parsed, pd)

@@ -1,4 +1,4 @@
-package catalog
+package storage
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"syscall"
@@ -20,7 +22,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/apache/iceberg-go/utils"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 
 	// Registers the s3:// (and s3a://, s3n://) FileIO: gocloud's s3blob
 	// over aws-sdk-go-v2, multipart uploads through the S3 transfer
@@ -99,20 +105,32 @@ const DefaultCredentialsDuration = time.Hour
 // minCredentialsDuration is STS's lower bound for DurationSeconds.
 const minCredentialsDuration = 15 * time.Minute
 
-// s3Store is an S3 warehouse's connection: its settings and the lazily
-// built AWS config shared by STS and signing.
-type s3Store struct {
-	bucket string
-	props  map[string]string
+// S3 is an S3 warehouse's connection: its settings, the lazily built
+// AWS config shared by STS, signing and the FileIO, and the FileIO of
+// the warehouse's own bucket.
+type S3 struct {
+	bucket   string
+	location string
+	props    map[string]string
 
 	mu     sync.Mutex
 	awsCfg *aws.Config
 	sts    *sts.Client
+
+	ioMu sync.Mutex
+	io   icebergio.IO // the bucket's FileIO, built on first use
 }
 
-// newS3Store validates the S3 properties of a warehouse on bucket.
-// Errors wrap ErrInvalidArgument; they never quote a credential.
-func newS3Store(bucket string, props map[string]string) (*s3Store, error) {
+// NewS3 validates the S3 properties of a warehouse at location
+// (s3://bucket[/prefix], without a trailing slash, user info, query or
+// fragment: the caller checked it). Errors wrap ErrInvalidArgument; they
+// never quote a credential.
+func NewS3(location string, props map[string]string) (*S3, error) {
+	u, err := url.Parse(location)
+	if err != nil {
+		return nil, fmt.Errorf("%w: location %q: %v", ErrInvalidArgument, location, err)
+	}
+	bucket := u.Host
 	if bucket == "" {
 		return nil, fmt.Errorf("%w: s3 warehouse needs a bucket (s3://bucket/prefix)", ErrInvalidArgument)
 	}
@@ -147,7 +165,7 @@ func newS3Store(bucket string, props map[string]string) (*s3Store, error) {
 	if boolProp(props, PropVendStaticCredentials) && props[PropS3AccessKeyID] == "" {
 		return nil, fmt.Errorf("%w: %s needs %s and %s", ErrInvalidArgument, PropVendStaticCredentials, PropS3AccessKeyID, PropS3SecretAccessKey)
 	}
-	return &s3Store{bucket: bucket, props: props}, nil
+	return &S3{bucket: bucket, location: location, props: props}, nil
 }
 
 // parseTimeout reads a positive duration: seconds ("30", "0.5") or a Go
@@ -168,8 +186,8 @@ func parseTimeout(v string) (time.Duration, error) {
 }
 
 // timeouts returns the connect and request timeouts and the attempts of
-// the warehouse's object-store calls (validated by newS3Store).
-func (s *s3Store) timeouts() (connect, request time.Duration, attempts int) {
+// the warehouse's object-store calls (validated by NewS3).
+func (s *S3) timeouts() (connect, request time.Duration, attempts int) {
 	connect, request, attempts = DefaultS3ConnectTimeout, DefaultS3RequestTimeout, DefaultS3MaxAttempts
 	if d, err := parseTimeout(s.props[PropS3ConnectTimeout]); err == nil {
 		connect = d
@@ -186,7 +204,7 @@ func (s *s3Store) timeouts() (connect, request time.Duration, attempts int) {
 // httpClient is the HTTP client of every S3 and STS call: bounded
 // connect, TLS handshake and response-header waits, with iceberg-go's S3
 // connection pool sizes.
-func (s *s3Store) httpClient() *awshttp.BuildableClient {
+func (s *S3) httpClient() *awshttp.BuildableClient {
 	connect, request, _ := s.timeouts()
 	return awshttp.NewBuildableClient().
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = connect }).
@@ -209,7 +227,7 @@ func boolProp(props map[string]string, k string) bool {
 // pathStyle reports whether path-style addressing is used: the explicit
 // s3.path-style-access, else the inverse of s3.force-virtual-addressing,
 // else true with a custom endpoint (as iceberg-go decides).
-func (s *s3Store) pathStyle() bool {
+func (s *S3) pathStyle() bool {
 	if v, ok := s.props[PropS3PathStyleAccess]; ok {
 		b, _ := strconv.ParseBool(v)
 		return b
@@ -224,15 +242,16 @@ func (s *s3Store) pathStyle() bool {
 // fileIOProps are the properties iceberg-go's S3 FileIO gets: the
 // warehouse's, with s3.path-style-access translated to the
 // s3.force-virtual-addressing iceberg-go reads.
-func (s *s3Store) fileIOProps() map[string]string {
+func (s *S3) fileIOProps() map[string]string {
 	out := maps.Clone(s.props)
 	out[PropS3ForceVirtualAddressing] = strconv.FormatBool(!s.pathStyle())
 	return out
 }
 
-// clientConfig is what an engine needs to reach the store, without any
-// credential: endpoint, region and addressing (both spellings).
-func (s *s3Store) clientConfig() map[string]string {
+// ClientConfig is the table `config` an engine needs to reach the
+// store, without any credential: endpoint, region and addressing (both
+// spellings of path style).
+func (s *S3) ClientConfig() map[string]string {
 	out := map[string]string{
 		PropS3PathStyleAccess:        strconv.FormatBool(s.pathStyle()),
 		PropS3ForceVirtualAddressing: strconv.FormatBool(!s.pathStyle()),
@@ -248,7 +267,7 @@ func (s *s3Store) clientConfig() map[string]string {
 }
 
 // stsEnabled reports whether credentials are vended through AssumeRole.
-func (s *s3Store) stsEnabled() bool {
+func (s *S3) stsEnabled() bool {
 	if v, ok := s.props[PropSTSEnabled]; ok {
 		b, _ := strconv.ParseBool(v)
 		return b && s.props[PropS3RoleARN] != ""
@@ -260,7 +279,7 @@ func (s *s3Store) stsEnabled() bool {
 // (through fileIOContext) its S3 FileIO: region and credentials from the
 // properties, else the standard chain; the bounded HTTP client and
 // attempts of timeouts.
-func (s *s3Store) config(ctx context.Context) (aws.Config, error) {
+func (s *S3) config(ctx context.Context) (aws.Config, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.awsCfg != nil {
@@ -298,7 +317,7 @@ func (s *s3Store) config(ctx context.Context) (aws.Config, error) {
 // S3 FileIO takes (with the properties' region and keys laid over it)
 // instead of building its own: so its calls get the bounded HTTP client
 // and attempts too.
-func (s *s3Store) fileIOContext(ctx context.Context) (context.Context, error) {
+func (s *S3) fileIOContext(ctx context.Context) (context.Context, error) {
 	cfg, err := s.config(ctx)
 	if err != nil {
 		return nil, err
@@ -306,12 +325,80 @@ func (s *s3Store) fileIOContext(ctx context.Context) (context.Context, error) {
 	return utils.WithAwsConfig(ctx, &cfg), nil
 }
 
-// StorageFailure describes an object-store (S3, STS) call that failed:
+// FileIO returns iceberg-go's S3 FileIO for loc. The warehouse's own
+// bucket's is built once (one client, one connection pool); a location
+// in another bucket gets one of its own.
+func (s *S3) FileIO(ctx context.Context, loc string) (icebergio.IO, error) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: location %q: %v", ErrInvalidArgument, loc, err)
+	}
+	if u.Host != s.bucket {
+		fctx, err := s.fileIOContext(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", loc, err)
+		}
+		return icebergio.LoadFS(fctx, s.fileIOProps(), loc)
+	}
+	s.ioMu.Lock()
+	defer s.ioMu.Unlock()
+	if s.io == nil {
+		// blobfs keeps the context it is built with for every later
+		// operation: it must not be a request's. Its calls are bounded by
+		// the warehouse's timeouts instead (fileIOContext).
+		fctx, err := s.fileIOContext(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
+		}
+		fs, err := icebergio.LoadFS(fctx, s.fileIOProps(), s.location)
+		if err != nil {
+			return nil, fmt.Errorf("open warehouse %s: %w", s.location, err)
+		}
+		s.io = fs
+	}
+	return s.io, nil
+}
+
+// WriteNew writes data to a new object at loc with If-None-Match: *, so
+// an existing object is never replaced: that is an error wrapping
+// os.ErrExist (S3 answers 412). S3 acknowledges a PUT only once it is
+// durable.
+func (s *S3) WriteNew(ctx context.Context, loc string, data []byte) error {
+	fs, err := s.FileIO(ctx, loc)
+	if err != nil {
+		return err
+	}
+	if bfs, ok := fs.(*blobfs.FileIO); ok {
+		// If-None-Match: * on the PUT, so an existing object is never
+		// replaced (names carry a uuid, so this only guards bugs).
+		bw, err := bfs.NewWriter(ctx, loc, true, &blob.WriterOptions{IfNotExist: true})
+		if err != nil {
+			return err
+		}
+		if _, err := bw.Write(data); err != nil {
+			_ = bw.Close()
+			return err
+		}
+		if err := bw.Close(); gcerrors.Code(err) == gcerrors.FailedPrecondition {
+			return fmt.Errorf("%w: %s: %w", os.ErrExist, loc, err)
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
+	wfs, ok := fs.(icebergio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("FileIO for %s cannot write", loc)
+	}
+	return wfs.WriteFile(loc, data)
+}
+
+// Failure describes an object-store (S3, STS) call that failed:
 // the operation and a class that names the cause without any credential
 // or signature: the store's error code (NoSuchBucket, AccessDenied,
 // SlowDown, ...) or the transport's (connection refused, timeout, DNS
 // lookup failed).
-type StorageFailure struct {
+type Failure struct {
 	// Op is the SDK operation (PutObject, GetObject, AssumeRole), or "".
 	Op string
 	// Class names the cause.
@@ -323,7 +410,7 @@ type StorageFailure struct {
 }
 
 // Message is the client-facing text of f.
-func (f *StorageFailure) Message() string {
+func (f *Failure) Message() string {
 	msg := "object store error"
 	if f.Op != "" {
 		msg += " on " + f.Op
@@ -331,13 +418,13 @@ func (f *StorageFailure) Message() string {
 	return msg + ": " + f.Class
 }
 
-// ClassifyStorageError reports the object-store failure in err's chain,
+// ClassifyError reports the object-store failure in err's chain,
 // if any.
-func ClassifyStorageError(err error) (*StorageFailure, bool) {
+func ClassifyError(err error) (*Failure, bool) {
 	if err == nil {
 		return nil, false
 	}
-	f := &StorageFailure{}
+	f := &Failure{}
 	var oe *smithy.OperationError
 	if errors.As(err, &oe) {
 		f.Op = oe.OperationName
@@ -376,6 +463,6 @@ func ClassifyStorageError(err error) (*StorageFailure, bool) {
 }
 
 // LogValue keeps credentials out of logs.
-func (s *s3Store) LogValue() slog.Value {
+func (s *S3) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("bucket", s.bucket), slog.String("endpoint", s.props[PropS3Endpoint]), slog.String("region", s.props[PropS3Region]))
 }
