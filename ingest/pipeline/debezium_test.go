@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tarnhq/tarn/ingest/connect"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/internal/arrowtest"
 )
@@ -164,5 +165,43 @@ func TestDebeziumChanges(t *testing.T) {
 			assert.EqualValues(t, 3, st.RowsDeleted, "the truncate retired the three committed rows")
 			assert.EqualValues(t, 2, st.IndexKeys)
 		})
+	}
+}
+
+// TestDebeziumUnavailableValue: an update that carries Debezium's TOAST
+// placeholder for a column keeps the column's previous value, wherever
+// that is — the key's committed row (read from its data file), an
+// earlier version in the same batch (also one that had the placeholder
+// itself), or none (a key deleted or truncated before, or never
+// written: null) — so the placeholder never reaches the table.
+func TestDebeziumUnavailableValue(t *testing.T) {
+	const ph = connect.UnavailableValue
+	rounds := [][]dbzEvent{
+		{{"c", 1, "x"}, {"c", 5, "five"}},
+		{{"u", 1, ph}, {"c", 2, "y"}, {"u", 2, ph}, {"u", 2, ph}, {"r", 3, "z"}, {"d", 3, nil}, {"c", 3, ph}, {"c", 4, ph}},
+		{{"u", 5, "five2"}, {"t", 0, nil}, {"c", 5, ph}, {"u", 1, "x2"}, {"u", 1, ph}},
+	}
+	want := []map[int64]any{
+		{1: "x", 5: "five"},
+		{1: "x", 2: "y", 3: nil, 4: nil, 5: "five"},
+		{1: "x2", 5: nil},
+	}
+	const name = "dbz-toast"
+	w := newWorld(t, name)
+	cfg := w.config(name, pipeline.FormatConnectJSON)
+	cfg.Mode = pipeline.ModeDebezium
+	n := 0
+	for i, events := range rounds {
+		recs := make([]*kgo.Record, len(events))
+		for j, e := range events {
+			recs[j] = e.record(name, true)
+		}
+		require.NoError(t, w.prod.ProduceSync(w.ctx, recs...).FirstErr())
+		n += len(events)
+		p, stop := w.start(cfg)
+		st := w.waitNext(p, int64(n))
+		require.NoError(t, stop())
+		require.Empty(t, st.Errors)
+		assert.Equal(t, want[i], w.dbzRows(name), "round %d", i+1)
 	}
 }

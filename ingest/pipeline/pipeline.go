@@ -678,6 +678,15 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	batch, bad := p.buf.take()
 	var plan upsert.Plan
 	if p.cfg.Mode.Keyed() {
+		if p.cfg.Mode == ModeDebezium {
+			// Before folding: a row's placeholders may take their
+			// values from a row of the batch that folding drops.
+			var terr error
+			if batch.Records, terr = p.resolveUnavailable(ctx, batch.Records, changes); terr != nil {
+				release(batch.Records)
+				return false, terr
+			}
+		}
 		// Only the last change of each key is written.
 		plan = upsert.Fold(changes)
 		kept, kerr := keepRows(batch.Records, plan.Keep)
