@@ -367,6 +367,9 @@ func (c *topicsClient) printStatus(w io.Writer, st topics.Status) error {
 		line("upserts", strconv.FormatInt(u.Upserts, 10))
 		line("deletes", fmt.Sprintf("%d (%d of absent keys)", u.Deletes, u.NoopDeletes))
 		line("rows deleted", strconv.FormatInt(u.RowsDeleted, 10))
+		if st.Config.Mode == "debezium" {
+			line("truncate", fmt.Sprintf("%s (%d applied)", st.Config.Truncate, u.Truncates))
+		}
 		line("key index", fmt.Sprintf("%d keys, %d key bytes", u.IndexKeys, u.IndexKeyBytes))
 	}
 	ps := strings.Join(st.Config.PartitionSpec, ", ")
