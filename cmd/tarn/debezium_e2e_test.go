@@ -4,14 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tarnhq/tarn/internal/testconnect"
@@ -194,29 +189,7 @@ func TestE2EDebezium(t *testing.T) {
 		require.NoError(t, ctx.Err(), "the sentinel never reached Kafka")
 		fs.EachRecord(func(r *kgo.Record) { seen = seen || strings.Contains(string(r.Key), sentinelKey) })
 	}
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	require.NoError(t, err)
-	want := map[string]int64{}
-	ends.Each(func(o kadm.ListedOffset) { want[strconv.Itoa(int(o.Partition))] = o.Offset })
-	var st struct {
-		State   string           `json:"state"`
-		Reason  string           `json:"reason"`
-		Offsets map[string]int64 `json:"offsets"`
-		Errors  map[string]int64 `json:"errors"`
-		Upsert  *struct {
-			IndexKeys int64 `json:"index-keys"`
-			Truncates int64 `json:"truncates"`
-		} `json:"upsert"`
-	}
-	deadline := time.Now().Add(4 * time.Minute)
-	for {
-		require.NoError(t, json.Unmarshal(mustCall(t, http.MethodGet, tarn.URL+"/management/v1/topics/"+topic, nil, http.StatusOK), &st))
-		if fmt.Sprint(st.Offsets) == fmt.Sprint(want) {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "offsets %v, want %v; state %s %s", st.Offsets, want, st.State, st.Reason)
-		time.Sleep(250 * time.Millisecond)
-	}
+	st := awaitTopicEnd(t, ctx, cl, tarn.URL, topic, 4*time.Minute)
 	require.Empty(t, st.Errors)
 
 	// Postgres's rows, as read-table.py prints them (numbers as JSON's).
@@ -245,15 +218,7 @@ func TestE2EDebezium(t *testing.T) {
 	require.NotNil(t, st.Upsert)
 	assert.Equal(t, int64(len(wantRows)), st.Upsert.IndexKeys, "key index keys")
 
-	cmd := exec.Command(python, filepath.Join("..", "..", "scripts", "read-table.py"), tarn.URL, "crm.customers", "--rows", "id", "name", "v", "body")
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		t.Fatalf("read-table.py: %v\n%s", err, ee.Stderr)
-	}
-	require.NoError(t, err)
-	var got map[string][][]any
-	require.NoError(t, json.Unmarshal(out, &got), "%.2000s", out)
+	got := readTableRows(t, python, tarn.URL, "crm.customers", "id", "name", "v", "body")
 	for _, engine := range []string{"pyiceberg", "duckdb"} {
 		require.Len(t, got[engine], len(wantRows), engine)
 		for i := range wantRows {
