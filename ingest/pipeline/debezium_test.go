@@ -205,3 +205,24 @@ func TestDebeziumUnavailableValue(t *testing.T) {
 		assert.Equal(t, want[i], w.dbzRows(name), "round %d", i+1)
 	}
 }
+
+// TestDebeziumTruncateIgnore: with truncate ignore, a truncate event
+// leaves the rows committed and buffered before it.
+func TestDebeziumTruncateIgnore(t *testing.T) {
+	const name = "dbz-ignore"
+	w := newWorld(t, name)
+	cfg := w.config(name, pipeline.FormatConnectJSON)
+	cfg.Mode, cfg.Truncate = pipeline.ModeDebezium, pipeline.TruncateIgnore
+	events := []dbzEvent{{"c", 1, "a"}, {"t", 0, nil}, {"c", 2, "b"}}
+	recs := make([]*kgo.Record, len(events))
+	for i, e := range events {
+		recs[i] = e.record(name, true)
+	}
+	require.NoError(t, w.prod.ProduceSync(w.ctx, recs...).FirstErr())
+	p, stop := w.start(cfg)
+	st := w.waitNext(p, int64(len(events)))
+	require.NoError(t, stop())
+	require.Empty(t, st.Errors)
+	assert.EqualValues(t, 0, st.Truncates)
+	assert.Equal(t, map[int64]any{1: "a", 2: "b"}, w.dbzRows(name))
+}
