@@ -157,6 +157,20 @@ func (p *Pipeline) resolveUnavailable(ctx context.Context, recs []arrow.RecordBa
 		}
 	}
 
+	// A placeholder with no earlier version to take from becomes null:
+	// say so, as it loses the source's value (a primary-key change of a
+	// row with a TOASTed value: Debezium's create of the new key carries
+	// the placeholder, docs/upsert.md "TOAST").
+	lost := 0
+	for row, ref := range refs {
+		if _, found := placed[row]; ref.none || (ref.committed && !found) {
+			lost++
+		}
+	}
+	if lost > 0 {
+		p.log.Warn("TOAST placeholders without an earlier version of their key: stored as null", "rows", lost)
+	}
+
 	// Resolve in row order, so a batch row's own placeholders are
 	// resolved before a later version of its key reads them.
 	resolved := map[int]map[int]toastValue{}
