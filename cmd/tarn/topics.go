@@ -71,6 +71,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
   tarn topics enable orders --table sales.orders --delta
   tarn topics enable clicks --table web.clicks --format json --schema-file clicks-schema.json
   tarn topics enable customers --table crm.customers --mode upsert
+  tarn topics enable pg.public.customers --table crm.customers --mode debezium --format connect-json
   tarn topics enable films --table media.films --format json --schema-file films.schema.json --field-name-matching case-insensitive --timestamp-unit us`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,8 +105,9 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	f.StringVar((*string)(&cfg.Table), "table", "", `Iceberg table (created; required): namespace.name, or {"namespace":[...],"name":"..."} when a level or the name holds a dot`)
 	f.StringVar(&cfg.Format, "format", "", "auto (default), avro, protobuf, json-schema, json, connect-json or raw")
 	f.StringVar(&cfg.ErrorMode, "error-mode", "", "suspend (default), skip or dlq")
-	f.StringVar(&cfg.Mode, "mode", "", "append (default: every record a row) or upsert (one row per record key; a tombstone deletes it)")
-	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp), for --mode upsert unpartitioned; "" or [] alone: unpartitioned)`)
+	f.StringVar(&cfg.Mode, "mode", "", "append (default: every record a row), upsert (one row per record key; a tombstone deletes it) or debezium (one row per key from Debezium change events; --format connect-json or json)")
+	f.StringVar(&cfg.Truncate, "truncate", "", "--mode debezium: what a truncate event does, delete (default: empty the table) or ignore")
+	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp), for --mode upsert and debezium unpartitioned; "" or [] alone: unpartitioned)`)
 	f.Int64Var(&cfg.TargetLagMs, "target-lag-ms", 0, "freshness target in ms (default 10000, at least 1000)")
 	f.Int64Var(&cfg.TargetFileSizeBytes, "target-file-size-bytes", 0, "flush at this buffered size (default 134217728)")
 	f.StringVar(&cfg.Start, "start", "", "earliest (default) or latest")
@@ -365,6 +367,9 @@ func (c *topicsClient) printStatus(w io.Writer, st topics.Status) error {
 		line("upserts", strconv.FormatInt(u.Upserts, 10))
 		line("deletes", fmt.Sprintf("%d (%d of absent keys)", u.Deletes, u.NoopDeletes))
 		line("rows deleted", strconv.FormatInt(u.RowsDeleted, 10))
+		if st.Config.Mode == "debezium" {
+			line("truncate", fmt.Sprintf("%s (%d applied)", st.Config.Truncate, u.Truncates))
+		}
 		line("key index", fmt.Sprintf("%d keys, %d key bytes", u.IndexKeys, u.IndexKeyBytes))
 	}
 	ps := strings.Join(st.Config.PartitionSpec, ", ")

@@ -115,27 +115,7 @@ func TestE2EUpsert(t *testing.T) {
 	require.NoError(t, cl.ProduceSync(ctx, recs[half:]...).FirstErr())
 
 	// Wait until the table's offsets are the topic's end offsets.
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, upsertTopic)
-	require.NoError(t, err)
-	want := map[string]int64{}
-	ends.Each(func(o kadm.ListedOffset) { want[strconv.Itoa(int(o.Partition))] = o.Offset })
-	var st struct {
-		State   string           `json:"state"`
-		Reason  string           `json:"reason"`
-		Offsets map[string]int64 `json:"offsets"`
-		Upsert  *struct {
-			IndexKeys int64 `json:"index-keys"`
-		} `json:"upsert"`
-	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		require.NoError(t, json.Unmarshal(mustCall(t, http.MethodGet, tarn.URL+"/management/v1/topics/"+upsertTopic, nil, http.StatusOK), &st))
-		if fmt.Sprint(st.Offsets) == fmt.Sprint(want) {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "offsets %v, want %v; state %s %s", st.Offsets, want, st.State, st.Reason)
-		time.Sleep(250 * time.Millisecond)
-	}
+	st := awaitTopicEnd(t, ctx, cl, tarn.URL, upsertTopic, 3*time.Minute)
 	require.NotNil(t, st.Upsert)
 	assert.Equal(t, int64(len(model)), st.Upsert.IndexKeys, "key index keys")
 
@@ -150,18 +130,61 @@ func TestE2EUpsert(t *testing.T) {
 	}) {
 		wantRows = append(wantRows, []any{float64(id), model[id].name, float64(model[id].v)})
 	}
-	cmd := exec.Command(python, filepath.Join("..", "..", "scripts", "read-table.py"), tarn.URL, "crm.customers", "--rows", "id", "name", "v")
-	out, err := cmd.Output()
+	got := readTableRows(t, python, tarn.URL, "crm.customers", "id", "name", "v")
+	for _, engine := range []string{"pyiceberg", "duckdb"} {
+		require.Len(t, got[engine], len(wantRows), engine)
+		assert.Equal(t, wantRows, got[engine], engine)
+	}
+	t.Logf("pyiceberg and DuckDB each read the %d live keys of %d changes exactly", len(wantRows), upsertChanges)
+}
+
+// keyedStatus is what the upsert and debezium end-to-end tests read of
+// GET /management/v1/topics/{topic}.
+type keyedStatus struct {
+	State   string           `json:"state"`
+	Reason  string           `json:"reason"`
+	Offsets map[string]int64 `json:"offsets"`
+	Errors  map[string]int64 `json:"errors"`
+	Upsert  *struct {
+		IndexKeys int64 `json:"index-keys"`
+		Truncates int64 `json:"truncates"`
+	} `json:"upsert"`
+}
+
+// awaitTopicEnd waits up to timeout until the status of topic on the
+// tarn serve at url shows the topic's end offsets (listed now, through
+// cl) as the table's, and returns that status.
+func awaitTopicEnd(t *testing.T, ctx context.Context, cl *kgo.Client, url, topic string, timeout time.Duration) keyedStatus {
+	t.Helper()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	require.NoError(t, err)
+	want := map[string]int64{}
+	ends.Each(func(o kadm.ListedOffset) { want[strconv.Itoa(int(o.Partition))] = o.Offset })
+	var st keyedStatus
+	deadline := time.Now().Add(timeout)
+	for {
+		require.NoError(t, json.Unmarshal(mustCall(t, http.MethodGet, url+"/management/v1/topics/"+topic, nil, http.StatusOK), &st))
+		if fmt.Sprint(st.Offsets) == fmt.Sprint(want) {
+			return st
+		}
+		require.True(t, time.Now().Before(deadline), "offsets %v, want %v; state %s %s", st.Offsets, want, st.State, st.Reason)
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// readTableRows reads every row of columns cols of table ident through
+// the tarn serve at url with pyiceberg and DuckDB (scripts/read-table.py
+// --rows): engine → rows sorted, values as JSON decodes them.
+func readTableRows(t *testing.T, python, url, ident string, cols ...string) map[string][][]any {
+	t.Helper()
+	args := append([]string{filepath.Join("..", "..", "scripts", "read-table.py"), url, ident, "--rows"}, cols...)
+	out, err := exec.Command(python, args...).Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		t.Fatalf("read-table.py: %v\n%s", err, ee.Stderr)
 	}
 	require.NoError(t, err)
 	var got map[string][][]any
-	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
-	for _, engine := range []string{"pyiceberg", "duckdb"} {
-		require.Len(t, got[engine], len(wantRows), engine)
-		assert.Equal(t, wantRows, got[engine], engine)
-	}
-	t.Logf("pyiceberg and DuckDB each read the %d live keys of %d changes exactly", len(wantRows), upsertChanges)
+	require.NoError(t, json.Unmarshal(out, &got), "%.2000s", out)
+	return got
 }

@@ -73,6 +73,30 @@ const (
 	// deletes it. The table is unpartitioned; replaced rows are retired
 	// by position deletes.
 	ModeUpsert Mode = "upsert"
+	// ModeDebezium reads Debezium change events (the envelope
+	// before/after/op/source/ts_ms, docs/upsert.md "Debezium") and keeps
+	// one row per Kafka record key, like ModeUpsert: ops c, r and u
+	// upsert the event's after, d and tombstones delete the key, t
+	// (truncate) empties the table. The table's columns are after's.
+	ModeDebezium Mode = "debezium"
+)
+
+// Keyed reports whether m keeps one row per record key (ModeUpsert,
+// ModeDebezium): the table is unpartitioned and carries position deletes.
+func (m Mode) Keyed() bool { return m == ModeUpsert || m == ModeDebezium }
+
+// TruncateAction is what a Debezium truncate event (op t, a TRUNCATE of
+// the source table) does to a debezium table.
+type TruncateAction string
+
+const (
+	// TruncateDelete empties the table, as the source table was: every
+	// row committed before the event gets a position delete, in the
+	// snapshot of the batch that holds it. The default.
+	TruncateDelete TruncateAction = "delete"
+	// TruncateIgnore moves past the event (logged): the rows stay until
+	// their own deletes arrive.
+	TruncateIgnore TruncateAction = "ignore"
 )
 
 // Config is one topic materialized into one table. The zero values of
@@ -134,10 +158,16 @@ type Config struct {
 	// columns: FieldNamesExact (default) or FieldNamesCaseInsensitive.
 	// Empty for the other formats, whose schemas name the fields.
 	FieldNameMatching FieldNameMatching
-	// Mode is ModeAppend (default) or ModeUpsert. An upsert table is
-	// unpartitioned: PartitionSpec must be nil (its default there) or
-	// empty.
+	// Mode is ModeAppend (default), ModeUpsert or ModeDebezium. An
+	// upsert or debezium table is unpartitioned: PartitionSpec must be
+	// nil (its default there) or empty. ModeDebezium reads formats
+	// connect-json (JsonConverter, schemas.enable=true) and json
+	// (schemas.enable=false, the after columns declared in Schema).
 	Mode Mode
+	// Truncate is, in mode debezium, what a truncate event does:
+	// TruncateDelete (default) or TruncateIgnore. Empty for the other
+	// modes.
+	Truncate TruncateAction
 }
 
 // WithDefaults returns c with every zero-valued optional field set to its
@@ -157,12 +187,15 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PartitionSpec == nil {
 		c.PartitionSpec = []string{DefaultPartitionSpec}
-		if c.Mode == ModeUpsert {
+		if c.Mode.Keyed() {
 			c.PartitionSpec = []string{}
 		}
 	}
 	if c.Format == "" {
 		c.Format = FormatAuto
+	}
+	if c.Mode == ModeDebezium && c.Truncate == "" {
+		c.Truncate = TruncateDelete
 	}
 	if c.Format == FormatJSON {
 		if c.TimestampUnit == "" {
@@ -208,10 +241,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: table %q: %v", ErrInvalidConfig, c.Table, err)
 	}
 	switch {
-	case c.Mode != ModeAppend && c.Mode != ModeUpsert:
-		return fmt.Errorf("%w: unknown mode %q (append or upsert)", ErrInvalidConfig, c.Mode)
-	case c.Mode == ModeUpsert && len(c.PartitionSpec) > 0:
-		return fmt.Errorf("%w: an upsert table is unpartitioned (partition-spec %v given; see docs/upsert.md)", ErrInvalidConfig, c.PartitionSpec)
+	case c.Mode != ModeAppend && !c.Mode.Keyed():
+		return fmt.Errorf("%w: unknown mode %q (append, upsert or debezium)", ErrInvalidConfig, c.Mode)
+	case c.Mode.Keyed() && len(c.PartitionSpec) > 0:
+		return fmt.Errorf("%w: an %s table is unpartitioned (partition-spec %v given; see docs/upsert.md)", ErrInvalidConfig, c.Mode, c.PartitionSpec)
+	case c.Mode != ModeDebezium && c.Truncate != "":
+		return fmt.Errorf("%w: truncate is for mode debezium only", ErrInvalidConfig)
+	case c.Mode == ModeDebezium && c.Truncate != TruncateDelete && c.Truncate != TruncateIgnore:
+		return fmt.Errorf("%w: unknown truncate action %q (delete or ignore)", ErrInvalidConfig, c.Truncate)
+	case c.Mode == ModeDebezium && c.Format != FormatConnectJSON && c.Format != FormatJSON:
+		return fmt.Errorf("%w: mode debezium reads formats connect-json (JsonConverter with schemas.enable=true) and json (schemas.enable=false, after's columns declared); format %s is not supported yet (docs/upsert.md)", ErrInvalidConfig, c.Format)
 	}
 	switch c.ErrorMode {
 	case ErrorModeSuspend, ErrorModeSkip, ErrorModeDLQ:

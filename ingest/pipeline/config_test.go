@@ -95,6 +95,18 @@ func TestConfigValidate(t *testing.T) {
 			jsonConfig(nil)(c)
 			c.Format, c.TimestampUnit, c.FieldNameMatching = pipeline.FormatConnectJSON, "", ""
 		}},
+		{name: "debezium connect-json", ok: true, modify: func(c *pipeline.Config) { c.Format, c.Mode = pipeline.FormatConnectJSON, pipeline.ModeDebezium }},
+		{name: "debezium json, truncate ignore", ok: true, modify: jsonConfig(func(c *pipeline.Config) {
+			c.Mode, c.Truncate = pipeline.ModeDebezium, pipeline.TruncateIgnore
+		})},
+		{name: "debezium avro (not yet)", modify: func(c *pipeline.Config) { c.Format, c.Mode = pipeline.FormatAvro, pipeline.ModeDebezium }},
+		{name: "debezium partitioned", modify: func(c *pipeline.Config) {
+			c.Format, c.Mode, c.PartitionSpec = pipeline.FormatConnectJSON, pipeline.ModeDebezium, []string{"id"}
+		}},
+		{name: "debezium unknown truncate", modify: func(c *pipeline.Config) {
+			c.Format, c.Mode, c.Truncate = pipeline.FormatConnectJSON, pipeline.ModeDebezium, "drop"
+		}},
+		{name: "truncate for upsert", modify: func(c *pipeline.Config) { c.Mode, c.Truncate = pipeline.ModeUpsert, pipeline.TruncateDelete }},
 		{name: "unit for connect-json", modify: func(c *pipeline.Config) { c.Format, c.TimestampUnit = pipeline.FormatConnectJSON, jsonrow.Micros }},
 		{name: "unit for avro", modify: func(c *pipeline.Config) { c.Format, c.TimestampUnit = pipeline.FormatAvro, jsonrow.Micros }},
 		{name: "matching for protobuf", modify: func(c *pipeline.Config) {

@@ -80,11 +80,18 @@ func jsonWriter(opts []codec.Option) compiled {
 }
 
 // compileConnect compiles the embedded schema of a connect-json value
-// (its JSON text). Errors wrap codec.ErrUnsupported.
-func compileConnect(text []byte) (compiled, error) {
+// (its JSON text); with changes, that of a Debezium change event, whose
+// rows are its after (connect.AfterSchema). Errors wrap
+// codec.ErrUnsupported.
+func compileConnect(text []byte, changes bool) (compiled, error) {
 	s, err := connect.ParseSchema(text)
 	if err != nil {
 		return compiled{}, err
+	}
+	if changes {
+		if s, err = connect.AfterSchema(s); err != nil {
+			return compiled{}, err
+		}
 	}
 	user, err := connect.ToIceberg(s)
 	if err != nil {

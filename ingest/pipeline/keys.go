@@ -11,6 +11,8 @@ import (
 
 	hamba "github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/tarnhq/tarn/ingest/connect"
 )
 
 // errNoKey is a record without a key in upsert mode.
@@ -29,16 +31,26 @@ var errNoKey = errors.New("the record has no key; an upsert topic needs one per 
 //     JSON text "\"k1\"" are one key.
 //   - A key that is neither is its bytes behind a 0x00 byte, which no
 //     JSON text starts with.
+//   - For format connect-json, a key that is a JsonConverter envelope
+//     {"schema": ..., "payload": ...} (schemas.enable=true, as Debezium's
+//     key struct is written) is its payload: the schema is no part of the
+//     key's identity.
 type keyDecoder struct {
 	reg        Registry
 	registered bool
+	// envelopes is set for format connect-json.
+	envelopes *connect.Envelopes
 	// avro caches parsed key schemas by id; a nil entry is a JSON Schema
 	// key.
 	avro map[int]hamba.Schema
 }
 
 func newKeyDecoder(reg Registry, f Format) *keyDecoder {
-	return &keyDecoder{reg: reg, registered: f.registered(), avro: map[int]hamba.Schema{}}
+	d := &keyDecoder{reg: reg, registered: f.registered(), avro: map[int]hamba.Schema{}}
+	if f == FormatConnectJSON {
+		d.envelopes = &connect.Envelopes{}
+	}
+	return d
 }
 
 // key returns raw's identity. bad reports a record error (KindNoKey,
@@ -52,6 +64,11 @@ func (d *keyDecoder) key(ctx context.Context, raw []byte) (key string, kind Erro
 		return d.registryKey(ctx, raw)
 	}
 	if json.Valid(raw) {
+		if d.envelopes != nil && bytes.HasPrefix(raw, []byte("{")) {
+			if _, payload, _, err := d.envelopes.Split(raw); err == nil {
+				raw = payload
+			}
+		}
 		k, err := canonicalJSON(raw)
 		if err != nil {
 			return "", KindBadKey, err, nil

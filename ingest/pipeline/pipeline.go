@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/ingest/connect"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/ingest/source"
 	"github.com/tarnhq/tarn/ingest/upsert"
@@ -117,6 +118,8 @@ type Pipeline struct {
 	// base snapshot (nil: to be rebuilt), in upsert mode only.
 	keys  *keyDecoder
 	index *upsert.Index
+	// changes reads Debezium change events, in mode debezium.
+	changes connect.ChangeReader
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -203,7 +206,7 @@ func (p *Pipeline) start(ctx context.Context) error {
 	s, err := sink.Open(ctx, p.deps.Tables, sink.Config{
 		Table: p.ident, Cluster: p.cfg.Cluster, Topic: p.cfg.Topic,
 		TargetFileSizeBytes: p.cfg.TargetFileSizeBytes,
-		NoRebase:            p.cfg.Mode == ModeUpsert,
+		NoRebase:            p.cfg.Mode.Keyed(),
 	})
 	if err != nil {
 		return err
@@ -213,7 +216,7 @@ func (p *Pipeline) start(ctx context.Context) error {
 		return err
 	}
 	p.sink = s
-	if p.cfg.Mode == ModeUpsert {
+	if p.cfg.Mode.Keyed() {
 		if !s.Table().Spec().IsUnpartitioned() {
 			return fmt.Errorf("table %s: %w: an upsert table must be unpartitioned", p.cfg.Table, ErrTableShape)
 		}
@@ -243,7 +246,7 @@ func (p *Pipeline) start(ctx context.Context) error {
 		}
 	}
 	p.src = src
-	if p.cfg.Mode == ModeUpsert {
+	if p.cfg.Mode.Keyed() {
 		// A stop during the rebuild is no failure: the loop sees ctx
 		// ended and returns; the next flush would rebuild anyway.
 		if err := p.ensureIndex(ctx); err != nil && ctx.Err() == nil {
@@ -279,6 +282,7 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 	// The coverage of the decoder being replaced is kept.
 	p.coverBefore = p.coverBefore.Merge(p.schemas.coverage())
 	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc, p.cfg.jsonOptions()...)
+	p.schemas.changes = p.cfg.Mode == ModeDebezium
 	p.unevolvable = map[int]error{}
 	return nil
 }
@@ -521,15 +525,10 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		return &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: kind, SchemaID: id, Err: cause}, nil
 	}
 	var key string
-	if p.cfg.Mode == ModeUpsert {
-		k, kind, kerr, err := p.keys.key(ctx, rec.Key)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("%s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
-		case kerr != nil:
-			return bad(kind, -1, kerr)
+	if p.cfg.Mode == ModeUpsert || (p.cfg.Mode.Keyed() && rec.Value == nil) {
+		if key, rerr, err = p.recordKey(ctx, rec); rerr != nil || err != nil {
+			return rerr, err
 		}
-		key = k
 		if rec.Value == nil {
 			// A tombstone: the key's row goes, and no row comes.
 			p.buf.cover(rec.Partition, rec.Offset, p.planned)
@@ -549,6 +548,33 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		rerr.writer = r.writer
 		return rerr, nil
 	}
+	if p.cfg.Mode == ModeDebezium {
+		// A change event: its after is the row (docs/upsert.md,
+		// "Debezium").
+		ch, cerr := p.changes.Read(payload)
+		if cerr != nil {
+			return bad(KindMalformed, r.id, cerr)
+		}
+		if ch.Op == connect.OpTruncate {
+			// A truncate has no key: it concerns every row.
+			p.buf.cover(rec.Partition, rec.Offset, p.planned)
+			if p.cfg.Truncate == TruncateIgnore {
+				p.log.Warn("truncate event ignored (truncate: ignore)", "partition", rec.Partition, "offset", rec.Offset)
+				return nil, nil
+			}
+			p.buf.changes = append(p.buf.changes, upsert.Change{Truncate: true})
+			return nil, nil
+		}
+		if key, rerr, err = p.recordKey(ctx, rec); rerr != nil || err != nil {
+			return rerr, err
+		}
+		if ch.Op == connect.OpDelete {
+			p.buf.cover(rec.Partition, rec.Offset, p.planned)
+			p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: -1})
+			return nil, nil
+		}
+		payload = ch.After
+	}
 	if err := r.dec.Append(p.buf.b, payload); err != nil {
 		switch {
 		case errors.Is(err, codec.ErrOutOfRange):
@@ -559,12 +585,26 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
 	}
 	p.buf.cover(rec.Partition, rec.Offset, p.planned)
-	if p.cfg.Mode == ModeUpsert {
+	if p.cfg.Mode.Keyed() {
 		p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: p.buf.rows})
 	}
 	p.buf.addKafka(rec)
 	p.held++
 	return nil, nil
+}
+
+// recordKey decodes rec's key in a keyed mode. A key that is missing or
+// cannot be decoded is a *RecordError; err is for failures that are not
+// the record's (the registry could not be asked).
+func (p *Pipeline) recordKey(ctx context.Context, rec *kgo.Record) (string, *RecordError, error) {
+	k, kind, kerr, err := p.keys.key(ctx, rec.Key)
+	switch {
+	case err != nil:
+		return "", nil, fmt.Errorf("%s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
+	case kerr != nil:
+		return "", &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: kind, SchemaID: -1, Err: kerr}, nil
+	}
+	return k, nil, nil
 }
 
 // evolveFor handles a record whose writer schema does not fit the table
@@ -637,7 +677,16 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	changes := p.buf.changes
 	batch, bad := p.buf.take()
 	var plan upsert.Plan
-	if p.cfg.Mode == ModeUpsert {
+	if p.cfg.Mode.Keyed() {
+		if p.cfg.Mode == ModeDebezium {
+			// Before folding: a row's placeholders may take their
+			// values from a row of the batch that folding drops.
+			var terr error
+			if batch.Records, terr = p.resolveUnavailable(ctx, batch.Records, changes); terr != nil {
+				release(batch.Records)
+				return false, terr
+			}
+		}
 		// Only the last change of each key is written.
 		plan = upsert.Fold(changes)
 		kept, kerr := keepRows(batch.Records, plan.Keep)
@@ -664,13 +713,13 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 		w, err = p.sink.Write(ctx, batch)
 	}
 	var delta *upsert.Delta
-	if err == nil && p.cfg.Mode == ModeUpsert {
+	if err == nil && p.cfg.Mode.Keyed() {
 		delta, err = p.retire(ctx, plan, w)
 	}
 	if err == nil {
 		err = p.sink.CommitWritten(ctx, w)
 	}
-	if p.cfg.Mode == ModeUpsert {
+	if p.cfg.Mode.Keyed() {
 		if err == nil {
 			err = p.indexCommitted(delta)
 		} else {

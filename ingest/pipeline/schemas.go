@@ -49,6 +49,9 @@ type schemas struct {
 	// verdicts by schema text.
 	env    connect.Envelopes
 	byText map[string]*resolved
+	// changes is set in mode debezium: a connect-json value's schema is
+	// a change event's, whose "after" field is the row's writer schema.
+	changes bool
 	// static is the verdict for every value of a schemaless format.
 	static *resolved
 	// last and lastKey are the verdict found for the previous value:
@@ -171,7 +174,7 @@ func (s *schemas) forEnvelope(value []byte) (*resolved, []byte) {
 	r, ok := s.byText[string(text)]
 	if !ok {
 		id := connect.Fingerprint(text)
-		if c, err := compileConnect(text); err != nil {
+		if c, err := compileConnect(text, s.changes); err != nil {
 			r = &resolved{id: id, kind: KindUnsupportedSchema, err: fmt.Errorf("schema id %d: %w", id, err)}
 		} else {
 			r = s.verdict(id, c)

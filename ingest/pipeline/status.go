@@ -102,6 +102,9 @@ type Status struct {
 	// the keys whose batch ended in a delete without a row to delete;
 	// RowsDeleted the committed rows retired by position deletes.
 	Upserts, Deletes, NoopDeletes, RowsDeleted int64
+	// Truncates counts the committed truncate events of a debezium topic
+	// (truncate: delete), each of which retired every row before it.
+	Truncates int64
 	// IndexKeys is the number of keys in the upsert key index (the
 	// table's live rows) and IndexKeyBytes the bytes of those keys.
 	IndexKeys, IndexKeyBytes int64

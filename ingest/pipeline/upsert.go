@@ -88,6 +88,7 @@ func (p *Pipeline) indexCommitted(delta *upsert.Delta) error {
 		st.Upserts += delta.Upserts
 		st.Deletes += delta.DeleteChanges
 		st.NoopDeletes += delta.NoopDeletes
+		st.Truncates += delta.Truncates
 		st.RowsDeleted += deletes
 		st.IndexKeys, st.IndexKeyBytes = keys, keyBytes
 	})

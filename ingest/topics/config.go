@@ -54,10 +54,16 @@ type TopicConfig struct {
 	Format string `json:"format,omitempty"`
 	// ErrorMode: suspend (default), skip or dlq (DESIGN.md "Bad records").
 	ErrorMode string `json:"error-mode,omitempty"`
-	// Mode: append (default: every record a row) or upsert (one row per
+	// Mode: append (default: every record a row), upsert (one row per
 	// record key: a value replaces the key's row, a tombstone deletes
-	// it; docs/upsert.md). Fixed at enable.
+	// it) or debezium (one row per key from Debezium change events, the
+	// table's columns those of the events' after; formats connect-json
+	// and json); docs/upsert.md. Fixed at enable.
 	Mode string `json:"mode,omitempty"`
+	// Truncate, for mode debezium only, is what a truncate event (op t)
+	// does: delete (default: the table is emptied, as the source table
+	// was) or ignore (pipeline.Config.Truncate). Fixed at enable.
+	Truncate string `json:"truncate,omitempty"`
 	// PartitionSpec lists partition fields as Iceberg transforms over
 	// column paths; absent (null) means ["day(_kafka.timestamp)"] (for
 	// mode upsert: []), [] means unpartitioned.
@@ -152,9 +158,12 @@ func (c TopicConfig) withDefaults() TopicConfig {
 	}
 	if c.PartitionSpec == nil {
 		c.PartitionSpec = []string{pipeline.DefaultPartitionSpec}
-		if c.Mode == string(pipeline.ModeUpsert) {
+		if pipeline.Mode(c.Mode).Keyed() {
 			c.PartitionSpec = []string{}
 		}
+	}
+	if c.Mode == string(pipeline.ModeDebezium) && c.Truncate == "" {
+		c.Truncate = string(pipeline.TruncateDelete)
 	}
 	if c.TargetLagMs == 0 {
 		c.TargetLagMs = DefaultTargetLagMs
@@ -217,12 +226,13 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 		TimestampUnit:       jsonrow.TimestampUnit(c.TimestampUnit),
 		FieldNameMatching:   pipeline.FieldNameMatching(c.FieldNameMatching),
 		Mode:                pipeline.Mode(c.Mode),
+		Truncate:            pipeline.TruncateAction(c.Truncate),
 	}
-	if pc.Mode == pipeline.ModeUpsert && c.Delta != nil && *c.Delta {
+	if pc.Mode.Keyed() && c.Delta != nil && *c.Delta {
 		// The Delta publisher refuses snapshots with delete files (the log
 		// has no deletion vectors yet), so it would stop at the first
 		// update: refuse the combination instead of accepting it silently.
-		return c, pipeline.Config{}, errorf(ErrInvalid, "delta: Delta output is not available for mode upsert yet (its updates and deletes are Iceberg position deletes, which the Delta log does not carry; docs/delta.md, roadmap)")
+		return c, pipeline.Config{}, errorf(ErrInvalid, "delta: Delta output is not available for mode %s yet (its updates and deletes are Iceberg position deletes, which the Delta log does not carry; docs/delta.md, roadmap)", pc.Mode)
 	}
 	if len(c.Schema) > 0 && string(c.Schema) != "null" {
 		if pc.Format != pipeline.FormatJSON {
@@ -299,7 +309,7 @@ func (p Patch) validate() error {
 	case p.FieldNameMatching != nil && *p.FieldNameMatching == "":
 		return errorf(ErrInvalid, "field-name-matching must not be empty (exact or case-insensitive)")
 	case p.Mode != nil && *p.Mode == "":
-		return errorf(ErrInvalid, "mode must not be empty (append or upsert)")
+		return errorf(ErrInvalid, "mode must not be empty (append, upsert or debezium)")
 	case p.TargetLagMs == nil && p.TargetFileSizeBytes == nil && p.ErrorMode == nil && p.PartitionSpec == nil &&
 		p.TimestampUnit == nil && p.FieldNameMatching == nil && p.Mode == nil && p.Delta == nil:
 		return errorf(ErrInvalid, "nothing to change: give one of %s", strings.Join(PatchFields, ", "))

@@ -91,6 +91,9 @@ type UpsertStatus struct {
 	Deletes     int64 `json:"deletes"`
 	NoopDeletes int64 `json:"noop-deletes"`
 	RowsDeleted int64 `json:"rows-deleted"`
+	// Truncates counts the committed truncate events of a debezium topic
+	// (truncate: delete), since Tarn started.
+	Truncates int64 `json:"truncates"`
 	// IndexKeys is the number of keys in the key index (the table's live
 	// rows), IndexKeyBytes their bytes, as of the last commit or rebuild
 	// of the running pipeline.
@@ -142,6 +145,7 @@ func gapOf(g source.Gap) Gap {
 type counters struct {
 	rows, bytes, files, commits, stale int64
 	upserts, deletes, noops, retired   int64
+	truncates                          int64
 	lastCommit                         time.Time
 	coverage                           codec.Coverage
 }
@@ -157,6 +161,7 @@ func (c *counters) add(st pipeline.Status) {
 	c.deletes += st.Deletes
 	c.noops += st.NoopDeletes
 	c.retired += st.RowsDeleted
+	c.truncates += st.Truncates
 	if st.LastCommit.After(c.lastCommit) {
 		c.lastCommit = st.LastCommit
 	}
@@ -201,8 +206,8 @@ func (t *topic) statusLocked() Status {
 		st.State, st.Reason = StateDisabled, "disabled through the management API; the table stays owned by Tarn and read-only"
 	}
 	st.Rows, st.Bytes, st.Files, st.Commits, st.CommitConflicts = c.rows, c.bytes, c.files, c.commits, c.stale
-	if t.rec.Config.Mode == string(pipeline.ModeUpsert) {
-		st.Upsert = &UpsertStatus{Upserts: c.upserts, Deletes: c.deletes, NoopDeletes: c.noops, RowsDeleted: c.retired,
+	if pipeline.Mode(t.rec.Config.Mode).Keyed() {
+		st.Upsert = &UpsertStatus{Upserts: c.upserts, Deletes: c.deletes, NoopDeletes: c.noops, RowsDeleted: c.retired, Truncates: c.truncates,
 			IndexKeys: indexKeys, IndexKeyBytes: indexBytes}
 	}
 	if !c.lastCommit.IsZero() {

@@ -8,6 +8,11 @@ type Change struct {
 	// batch order), or -1 for a delete (a tombstone: the record has no
 	// value).
 	Row int
+	// Truncate marks a change that empties the table (Debezium's op t,
+	// a TRUNCATE of the source table): every row committed before it and
+	// every change of the batch before it is gone. Key and Row are
+	// unused.
+	Truncate bool
 }
 
 // Plan is a batch's changes folded per key: the last change of each key
@@ -22,27 +27,37 @@ type Plan struct {
 	// Deleted are the keys whose last change is a delete, in no
 	// particular order.
 	Deleted []string
-	// Upserts and Deletes count the batch's changes of each kind,
-	// including those superseded inside the batch.
-	Upserts, Deletes int64
+	// Truncate is set when the batch holds a truncate: the committed
+	// rows all go, and Keep and Deleted are what the changes after the
+	// last truncate leave.
+	Truncate bool
+	// Upserts, Deletes and Truncates count the batch's changes of each
+	// kind, including those superseded inside the batch.
+	Upserts, Deletes, Truncates int64
 }
 
 // Fold folds changes (in offset order) per key. changes is not modified.
 func Fold(changes []Change) Plan {
 	last := make(map[string]int, len(changes))
 	var p Plan
+	from := 0 // the first change after the last truncate
 	for i, c := range changes {
-		last[c.Key] = i
-		if c.Row < 0 {
+		switch {
+		case c.Truncate:
+			p.Truncates++
+			p.Truncate, from = true, i+1
+			continue
+		case c.Row < 0:
 			p.Deletes++
-		} else {
+		default:
 			p.Upserts++
 		}
+		last[c.Key] = i
 	}
 	// Walking changes in order keeps Keep ascending: rows are numbered
 	// in offset order too.
-	for i, c := range changes {
-		if last[c.Key] != i {
+	for i, c := range changes[from:] {
+		if i += from; c.Truncate || last[c.Key] != i {
 			continue
 		}
 		if c.Row < 0 {

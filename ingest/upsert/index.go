@@ -90,8 +90,12 @@ type Delta struct {
 	// (Plan.Upserts, Plan.Deletes); NoopDeletes are the keys whose last
 	// change is a delete but that had no committed row.
 	Upserts, DeleteChanges, NoopDeletes int64
+	// Truncates counts the batch's truncates (Plan.Truncates).
+	Truncates int64
 
-	base  int64
+	base int64
+	// clear: the batch truncates, the index starts over empty.
+	clear bool
 	set   []placed
 	unset []string
 }
@@ -116,8 +120,20 @@ func (ix *Index) Prepare(plan Plan, files []iceberg.DataFile) (*Delta, error) {
 	if rows != int64(len(plan.Keep)) {
 		return nil, fmt.Errorf("upsert: %d rows written for %d kept rows", rows, len(plan.Keep))
 	}
-	d := &Delta{Deletes: map[string][]int64{}, Upserts: plan.Upserts, DeleteChanges: plan.Deletes, base: ix.snapshotID}
+	d := &Delta{Deletes: map[string][]int64{}, Upserts: plan.Upserts, DeleteChanges: plan.Deletes, Truncates: plan.Truncates,
+		base: ix.snapshotID, clear: plan.Truncate}
+	if plan.Truncate {
+		// Every committed row goes; the changes after the truncate
+		// then find no committed row.
+		for _, l := range ix.keys {
+			f := ix.files[l.file]
+			d.Deletes[f] = append(d.Deletes[f], l.pos)
+		}
+	}
 	retire := func(key string) bool {
+		if plan.Truncate {
+			return false
+		}
 		l, ok := ix.keys[key]
 		if ok {
 			f := ix.files[l.file]
@@ -153,6 +169,10 @@ func (ix *Index) Prepare(plan Plan, files []iceberg.DataFile) (*Delta, error) {
 func (ix *Index) Apply(d *Delta, snapshotID int64) error {
 	if d.base != ix.snapshotID {
 		return fmt.Errorf("upsert: delta prepared on snapshot %d applied to the index of snapshot %d", d.base, ix.snapshotID)
+	}
+	if d.clear {
+		clear(ix.keys)
+		ix.keyBytes = 0
 	}
 	for _, key := range d.unset {
 		ix.remove(key)

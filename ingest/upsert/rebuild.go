@@ -1,6 +1,7 @@
 package upsert
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -169,4 +170,49 @@ func readColumns(ctx context.Context, fsys icebergio.IO, path string, columns []
 		return fmt.Errorf("upsert: read %s: %w", path, err)
 	}
 	return nil
+}
+
+// ColumnValues reads the top-level string or binary column of the data
+// file at path in tbl's warehouse and returns its values at positions
+// (0-based rows), as bytes; a null value, or a position past the file's
+// end, is absent from the map. It reads the whole column once: callers
+// batch their positions per file.
+//
+// Errors: ErrIndexMismatch when the file lacks the column or it is of
+// another type; I/O errors, wrapped.
+func ColumnValues(ctx context.Context, tbl *table.Table, path, column string, positions []int64) (map[int64][]byte, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[int64]bool, len(positions))
+	for _, p := range positions {
+		want[p] = true
+	}
+	out := make(map[int64][]byte, len(positions))
+	var pos int64
+	err = readColumns(ctx, fsys, path, []string{column}, func(rec arrow.RecordBatch) error {
+		col := rec.Column(0)
+		for i := range col.Len() {
+			p := pos
+			pos++
+			if !want[p] || col.IsNull(i) {
+				continue
+			}
+			switch a := col.(type) {
+			case *array.String:
+				out[p] = []byte(a.Value(i))
+			case *array.LargeString:
+				out[p] = []byte(a.Value(i))
+			case *array.Binary:
+				out[p] = bytes.Clone(a.Value(i))
+			case *array.LargeBinary:
+				out[p] = bytes.Clone(a.Value(i))
+			default:
+				return fmt.Errorf("%w: data file %s: column %s is %s, not a string or binary", ErrIndexMismatch, path, column, col.DataType())
+			}
+		}
+		return nil
+	})
+	return out, err
 }
