@@ -2,11 +2,12 @@ package maintenance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/tarnhq/tarn/catalog"
 )
 
 // rewriteManifests merges main's small data manifests with iceberg-go's
@@ -115,9 +116,9 @@ func rewriteManifests(ctx context.Context, t *target) (Result, error) {
 }
 
 // withSummary returns updates with props added to the summary of every
-// add-snapshot update. The snapshot goes through its JSON form, the form
-// the catalog stores, since iceberg-go's add-snapshot update type is
-// unexported.
+// add-snapshot update. The snapshot is read with catalog.AddedSnapshot
+// (iceberg-go's add-snapshot update type is unexported) and staged again
+// with table.NewAddSnapshotUpdate.
 func withSummary(updates []table.Update, props iceberg.Properties) ([]table.Update, error) {
 	out := make([]table.Update, len(updates))
 	for i, u := range updates {
@@ -125,26 +126,20 @@ func withSummary(updates []table.Update, props iceberg.Properties) ([]table.Upda
 		if u.Action() != table.UpdateAddSnapshot || len(props) == 0 {
 			continue
 		}
-		b, err := json.Marshal(u)
+		snap, err := catalog.AddedSnapshot(u)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read staged snapshot: %w", err)
 		}
-		var v struct {
-			Snapshot *table.Snapshot `json:"snapshot"`
+		if snap.Summary == nil {
+			snap.Summary = &table.Summary{Operation: table.OpReplace}
 		}
-		if err := json.Unmarshal(b, &v); err != nil || v.Snapshot == nil {
-			return nil, fmt.Errorf("read staged snapshot: %v", err)
-		}
-		if v.Snapshot.Summary == nil {
-			v.Snapshot.Summary = &table.Summary{Operation: table.OpReplace}
-		}
-		if v.Snapshot.Summary.Properties == nil {
-			v.Snapshot.Summary.Properties = iceberg.Properties{}
+		if snap.Summary.Properties == nil {
+			snap.Summary.Properties = iceberg.Properties{}
 		}
 		for k, val := range props {
-			v.Snapshot.Summary.Properties[k] = val
+			snap.Summary.Properties[k] = val
 		}
-		out[i] = table.NewAddSnapshotUpdate(v.Snapshot)
+		out[i] = table.NewAddSnapshotUpdate(snap)
 	}
 	return out, nil
 }
