@@ -25,35 +25,23 @@ import (
 // outside the table's recorded directories is skipped (see compact).
 func rewriteManifests(ctx context.Context, t *target) (Result, error) {
 	res := Result{Table: t.name(), Job: JobManifests}
-	for {
-		tbl, inside, err := t.loadConfined(ctx)
+	var lost func() // removes the manifests the attempt that lost merged
+	err := t.commitRetrying(ctx, &res, "manifest rewrite", func() (bool, error) {
+		if lost != nil {
+			// The merged manifests of the attempt that lost are orphans now.
+			lost()
+			lost = nil
+		}
+		h, err := t.loadHead(ctx, JobManifests, &res)
+		if h == nil || err != nil {
+			// Nothing to rewrite (loadHead): rewriting manifests outside
+			// the table's directories would copy another table's file
+			// list and column bounds into this table's manifests.
+			return true, err
+		}
+		ms, err := h.snap.Manifests(h.fs)
 		if err != nil {
-			return res, err
-		}
-		res.FilesBefore = liveFiles(ctx, tbl)
-		res.FilesAfter = res.FilesBefore
-		head := tbl.CurrentSnapshot()
-		if head == nil {
-			res.Skipped = "no snapshot"
-			return res, nil
-		}
-		fs, err := tbl.FS(ctx)
-		if err != nil {
-			return res, err
-		}
-		if out, err := outsideManifests(head, fs, inside); err != nil {
-			return res, err
-		} else if len(out) > 0 {
-			// Rewriting them would copy another table's file list and
-			// column bounds into this table's manifests.
-			t.skipOutside(JobManifests, out)
-			res.FilesOutside = len(out)
-			res.Skipped = "manifests outside the table's directories"
-			return res, nil
-		}
-		ms, err := head.Manifests(fs)
-		if err != nil {
-			return res, err
+			return true, err
 		}
 		res.ManifestsBefore, res.ManifestsAfter = len(ms), len(ms)
 		limit := t.pol.ManifestMaxCount
@@ -62,57 +50,51 @@ func rewriteManifests(ctx context.Context, t *target) (Result, error) {
 		}
 		if len(ms) <= limit {
 			res.Skipped = "few manifests"
-			return res, nil
+			return true, nil
 		}
-		props, err := offsetProps(tbl)
+		props, err := offsetProps(h.tbl)
 		if err != nil {
-			return res, err
+			return true, err
 		}
-		txn := tbl.NewTransaction()
+		txn := h.tbl.NewTransaction()
 		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
-			return res, err
+			return true, err
 		}
 		rr, err := txn.RewriteManifests(ctx)
 		if err != nil {
-			return res, fmt.Errorf("rewrite manifests of %s: %w", t.name(), err)
+			return true, fmt.Errorf("rewrite manifests of %s: %w", t.name(), err)
 		}
 		if rr.IsNoOp() {
 			res.Skipped = "manifests already optimal"
-			return res, nil
+			return true, nil
 		}
 		tc, err := txn.TableCommit()
 		if err != nil {
-			return res, err
+			return true, err
 		}
 		updates, err := withSummary(tc.Updates, props)
 		if err != nil {
-			return res, err
+			return true, err
 		}
 		res.Attempts++
 		md, _, err := t.io.CommitTable(ctx, t.ident, tc.Requirements, updates)
-		switch {
-		case err == nil:
-			txn.MarkCommitted()
-			if s := md.CurrentSnapshot(); s != nil {
-				if after, err := s.Manifests(fs); err == nil {
-					res.ManifestsAfter = len(after)
+		if err != nil {
+			lost = func() {
+				for _, m := range rr.AddedManifests {
+					_ = h.fs.Remove(m.FilePath())
 				}
 			}
-			return res, nil
-		case !isCommitFailed(err):
-			return res, fmt.Errorf("commit manifest rewrite of %s: %w", t.name(), err)
-		case res.Attempts >= maxCommitAttempts:
-			res.Skipped = "yielded to concurrent commits"
-			return res, nil
+			return false, err
 		}
-		// The merged manifests of this attempt are orphans now.
-		for _, m := range rr.AddedManifests {
-			_ = fs.Remove(m.FilePath())
+		txn.MarkCommitted()
+		if s := md.CurrentSnapshot(); s != nil {
+			if after, err := s.Manifests(h.fs); err == nil {
+				res.ManifestsAfter = len(after)
+			}
 		}
-		if err := backoff(ctx, res.Attempts); err != nil {
-			return res, err
-		}
-	}
+		return true, nil
+	})
+	return res, err
 }
 
 // withSummary returns updates with props added to the summary of every
