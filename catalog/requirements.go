@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/apache/iceberg-go/table"
@@ -28,10 +27,9 @@ type requirementFields struct {
 // "Commit failed: " and the REST Compatibility Kit checks. The decision
 // itself stays iceberg-go's; only the message is shaped here.
 func requirementFailed(r table.Requirement, base table.Metadata, cause error) error {
-	var f requirementFields
-	if b, err := json.Marshal(r); err == nil {
-		_ = json.Unmarshal(b, &f)
-	}
+	// Only the message depends on f: a requirement that does not decode
+	// (none of iceberg-go's) gets the default message.
+	f, _ := DecodeFields[requirementFields](r)
 	msg := ""
 	switch {
 	case f.Type == "assert-create":
@@ -83,10 +81,7 @@ func refRequirementMessage(f requirementFields, base table.Metadata) string {
 
 // viewRequirementFailed is requirementFailed for views.
 func viewRequirementFailed(r view.Requirement, base view.Metadata) error {
-	var f requirementFields
-	if b, err := json.Marshal(r); err == nil {
-		_ = json.Unmarshal(b, &f)
-	}
+	f, _ := DecodeFields[requirementFields](r)
 	if f.Type == "assert-view-uuid" {
 		return Errorf(ErrCommitFailed, "Requirement failed: view UUID does not match: expected %s != %s", base.ViewUUID(), f.UUID)
 	}

@@ -50,17 +50,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err := checkClientProperties(nil, req.Properties); err != nil {
 		return nil, err
 	}
-	if err := c.checkNameUnreserved(ctx, id, "create table"); err != nil {
-		return nil, err
-	}
-	nsProps, err := c.store.LoadNamespace(ctx, ns)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.checkNameFree(ctx, id, KindTable); err != nil {
-		return nil, err
-	}
-	loc, err := wh.resolveLocation(req.Location, id, nsProps)
+	loc, err := c.createLocation(ctx, wh, id, KindTable, req.Location)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +132,42 @@ func (c *Catalog) checkNameFree(ctx context.Context, id Ident, want Kind) error 
 		}
 	}
 	return nil
+}
+
+// createLocation runs the checks every create of a table or view (kind)
+// at id shares, in this order: no topic reserves the name
+// (checkNameUnreserved), the namespace exists, no table or view holds the
+// name (checkNameFree); then it returns the new one's location
+// (Warehouse.resolveLocation: requested when given, inside the
+// warehouse, else one under the namespace's). Errors:
+// ErrTableAlreadyExists or ErrViewAlreadyExists, ErrNoSuchNamespace,
+// ErrInvalidArgument.
+func (c *Catalog) createLocation(ctx context.Context, wh *Warehouse, id Ident, kind Kind, requested string) (string, error) {
+	if err := c.checkNameUnreserved(ctx, id, "create "+kind.String()); err != nil {
+		return "", err
+	}
+	nsProps, err := c.store.LoadNamespace(ctx, id.Namespace)
+	if err != nil {
+		return "", err
+	}
+	if err := c.checkNameFree(ctx, id, kind); err != nil {
+		return "", err
+	}
+	return wh.resolveLocation(requested, id, nsProps)
+}
+
+// readRegistered reads the metadata file a register names, which must lie
+// inside wh. Errors: ErrInvalidArgument (outside the warehouse, or no
+// such file), the warehouse's read errors.
+func readRegistered(ctx context.Context, wh *Warehouse, metadataLocation string) ([]byte, error) {
+	if err := wh.checkLocation("metadata-location", metadataLocation); err != nil {
+		return nil, err
+	}
+	js, err := wh.readMetadataJSON(ctx, metadataLocation)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: metadata file %s does not exist", ErrInvalidArgument, metadataLocation)
+	}
+	return js, err
 }
 
 // writeTableMetadata writes md durably as metadata file number version
@@ -290,13 +316,8 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 	if err := c.checkNameUnreserved(ctx, id, "register table"); err != nil {
 		return nil, err
 	}
-	if err := wh.checkLocation("metadata-location", req.MetadataLocation); err != nil {
-		return nil, err
-	}
-	js, err := wh.readMetadataJSON(ctx, req.MetadataLocation)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: metadata file %s does not exist", ErrInvalidArgument, req.MetadataLocation)
-	} else if err != nil {
+	js, err := readRegistered(ctx, wh, req.MetadataLocation)
+	if err != nil {
 		return nil, err
 	}
 	md, err := table.ParseMetadataBytes(js)

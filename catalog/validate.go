@@ -48,17 +48,13 @@ func checkTableUpdates(updates []table.Update) error {
 		if u.Action() != table.UpdateSetStatistics {
 			continue
 		}
-		var f struct {
+		f, err := DecodeFields[struct {
 			SnapshotID int64 `json:"snapshot-id"`
 			Statistics *struct {
 				SnapshotID int64 `json:"snapshot-id"`
 			} `json:"statistics"`
-		}
-		b, err := json.Marshal(u)
+		}](u)
 		if err != nil {
-			return err
-		}
-		if err := json.Unmarshal(b, &f); err != nil {
 			return err
 		}
 		if f.Statistics != nil && f.SnapshotID != 0 && f.SnapshotID != f.Statistics.SnapshotID {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/view"
@@ -41,17 +40,7 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	if req.Schema == nil || req.ViewVersion == nil {
 		return nil, fmt.Errorf("%w: create view %s: schema and view-version are required", ErrInvalidArgument, id)
 	}
-	if err := c.checkNameUnreserved(ctx, id, "create view"); err != nil {
-		return nil, err
-	}
-	nsProps, err := c.store.LoadNamespace(ctx, ns)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.checkNameFree(ctx, id, KindView); err != nil {
-		return nil, err
-	}
-	loc, err := wh.resolveLocation(req.Location, id, nsProps)
+	loc, err := c.createLocation(ctx, wh, id, KindView, req.Location)
 	if err != nil {
 		return nil, err
 	}
@@ -199,13 +188,8 @@ func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace,
 	if err := id.ValidateNew(); err != nil {
 		return nil, err
 	}
-	if err := wh.checkLocation("metadata-location", req.MetadataLocation); err != nil {
-		return nil, err
-	}
-	js, err := wh.readMetadataJSON(ctx, req.MetadataLocation)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: metadata file %s does not exist", ErrInvalidArgument, req.MetadataLocation)
-	} else if err != nil {
+	js, err := readRegistered(ctx, wh, req.MetadataLocation)
+	if err != nil {
 		return nil, err
 	}
 	md, err := view.ParseMetadataBytes(js)

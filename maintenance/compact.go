@@ -39,34 +39,16 @@ import (
 // a newer head with an older head's offsets (see ingest/sink's doc).
 func compact(ctx context.Context, t *target) (Result, error) {
 	res := Result{Table: t.name(), Job: JobCompact}
-	tbl, inside, err := t.loadConfined(ctx)
-	if err != nil {
+	h, err := t.loadHead(ctx, JobCompact, &res)
+	if h == nil || err != nil {
 		return res, err
 	}
-	res.FilesBefore = liveFiles(ctx, tbl)
-	res.FilesAfter = res.FilesBefore
-	head := tbl.CurrentSnapshot()
-	if head == nil {
-		res.Skipped = "no snapshot"
-		return res, nil
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return res, err
-	}
-	if out, err := outsideManifests(head, fs, inside); err != nil {
-		return res, fmt.Errorf("plan scan of %s: %w", t.name(), err)
-	} else if len(out) > 0 {
-		t.skipOutside(JobCompact, out)
-		res.FilesOutside = len(out)
-		res.Skipped = "manifests outside the table's directories"
-		return res, nil
-	}
+	tbl, head, fs := h.tbl, h.snap, h.fs
 	all, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return res, fmt.Errorf("plan scan of %s: %w", t.name(), err)
 	}
-	tasks, outside := tasksInside(all, inside)
+	tasks, outside := tasksInside(all, h.inside)
 	t.skipOutside(JobCompact, outside)
 	res.FilesOutside = len(outside)
 	cfg := compaction.DefaultConfig()
@@ -83,20 +65,25 @@ func compact(ctx context.Context, t *target) (Result, error) {
 		return res, nil
 	}
 
+	// The new files are deleted on every way out but two: the commit
+	// landed, or its outcome is unknown (they may be live).
 	var results []table.CompactionGroupResult
-	drop := func() {
+	keep := false
+	defer func() {
+		if keep {
+			return
+		}
 		for _, gr := range results {
 			for _, df := range gr.NewDataFiles {
 				_ = fs.Remove(df.FilePath())
 			}
 		}
-	}
+	}()
 	for _, g := range plan.Groups {
 		gr, err := table.ExecuteCompactionGroup(ctx, tbl, table.CompactionTaskGroup{
 			PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes,
 		}, table.WithCompactionTargetFileSize(t.pol.CompactTargetBytes))
 		if err != nil {
-			drop()
 			return res, fmt.Errorf("compact %s partition %q: %w", t.name(), g.PartitionKey, err)
 		}
 		results = append(results, gr)
@@ -108,55 +95,47 @@ func compact(ctx context.Context, t *target) (Result, error) {
 	}
 	keepSharedDeletes(results, all, rewritten)
 	base := tbl
-	for {
+	err = t.commitRetrying(ctx, &res, "compaction", func() (bool, error) {
+		if res.Attempts > 0 {
+			var err error
+			if base, _, err = t.loadConfined(ctx); err != nil {
+				return true, err
+			}
+		}
 		if cur := base.CurrentSnapshot(); cur == nil || cur.SnapshotID != head.SnapshotID {
 			// Main moved while the files were written: what the new
 			// snapshots did to the rewritten rows must not be undone.
 			c, err := changesSince(ctx, base, head.SnapshotID, rewritten)
 			if err != nil {
-				drop()
-				return res, fmt.Errorf("compaction of %s: read the snapshots since the plan: %w", t.name(), err)
+				return true, fmt.Errorf("compaction of %s: read the snapshots since the plan: %w", t.name(), err)
 			}
 			if c != conflictNone {
-				drop()
 				res.Skipped = string(c)
-				return res, nil
+				return true, nil
 			}
 		}
 		res.Attempts++
 		next, err := commitRewrite(ctx, base, results)
 		switch {
 		case err == nil:
+			keep = true
 			for _, gr := range results {
 				res.FilesRewritten += len(gr.OldDataFiles)
 				res.FilesAdded += len(gr.NewDataFiles)
 				res.BytesRewritten += gr.BytesBefore
 			}
 			res.FilesAfter = liveFiles(ctx, next)
-			return res, nil
+			return true, nil
 		case errors.Is(err, errStage):
 			// Not sent: the head no longer has every replaced file (someone
 			// else rewrote or deleted them).
-			drop()
 			res.Skipped = string(conflictFiles)
-			return res, nil
-		case !isCommitFailed(err):
-			// The outcome may be unknown: the new files may be live.
-			return res, fmt.Errorf("commit compaction of %s: %w", t.name(), err)
-		case res.Attempts >= maxCommitAttempts:
-			drop()
-			res.Skipped = "yielded to concurrent commits"
-			return res, nil
+			return true, nil
 		}
-		if err := backoff(ctx, res.Attempts); err != nil {
-			drop()
-			return res, err
-		}
-		if base, _, err = t.loadConfined(ctx); err != nil {
-			drop()
-			return res, err
-		}
-	}
+		keep = !isCommitFailed(err)
+		return false, err
+	})
+	return res, err
 }
 
 // tasksInside returns the tasks whose data file and delete files all lie

@@ -25,64 +25,58 @@ import (
 // between fails it cleanly and it is planned again on the new head.
 func expire(ctx context.Context, t *target) (Result, error) {
 	res := Result{Table: t.name(), Job: JobExpire}
-	for {
+	err := t.commitRetrying(ctx, &res, "expiry", func() (bool, error) {
 		res.Attempts++
 		tbl, err := t.load(ctx)
 		if err != nil {
-			return res, err
+			return true, err
 		}
 		// Expiry deletes what the expired snapshots alone reference; a
 		// client may have put another table's file there (add_files),
 		// and the Delta log's retained versions may still name one.
 		keep, err := t.kept(ctx)
 		if err != nil {
-			return res, err
+			return true, err
 		}
 		if tbl, err = t.io.ConfineRemovals(ctx, tbl, keep); err != nil {
-			return res, err
+			return true, err
 		}
 		n := liveFiles(ctx, tbl)
 		res.FilesBefore, res.FilesAfter = n, n
 		before := len(tbl.Metadata().Snapshots())
 		txn := tbl.NewTransaction()
 		if err := txn.ExpireSnapshots(table.WithOlderThan(t.pol.MaxSnapshotAge)); err != nil {
-			return res, fmt.Errorf("expire snapshots of %s: %w", t.name(), err)
+			return true, fmt.Errorf("expire snapshots of %s: %w", t.name(), err)
 		}
 		tc, err := txn.TableCommit()
 		if err != nil {
-			return res, err
+			return true, err
 		}
 		if len(tc.Updates) == 0 {
 			res.Attempts--
 			res.Skipped = "nothing to expire"
-			return res, nil
+			return true, nil
 		}
 		next, err := txn.Commit(ctx)
 		switch {
 		case err == nil:
 			res.SnapshotsExpired = before - len(next.Metadata().Snapshots())
-			return res, nil
+			return true, nil
 		case next != nil && onlyNotExist(err):
 			// Committed; the files left to delete were gone already (a
 			// compaction's replace snapshot lists the files it rewrote as
 			// deleted, and an earlier expiry removed them): done.
 			res.SnapshotsExpired = before - len(next.Metadata().Snapshots())
-			return res, nil
+			return true, nil
 		case next != nil:
 			// Committed; a post-commit file deletion failed. What stays is
 			// left to orphan removal.
 			res.SnapshotsExpired = before - len(next.Metadata().Snapshots())
-			return res, fmt.Errorf("expire snapshots of %s: delete expired files: %w", t.name(), err)
-		case !isCommitFailed(err):
-			return res, fmt.Errorf("commit expiry of %s: %w", t.name(), err)
-		case res.Attempts >= maxCommitAttempts:
-			res.Skipped = "yielded to concurrent commits"
-			return res, nil
+			return true, fmt.Errorf("expire snapshots of %s: delete expired files: %w", t.name(), err)
 		}
-		if err := backoff(ctx, res.Attempts); err != nil {
-			return res, err
-		}
-	}
+		return false, err
+	})
+	return res, err
 }
 
 // onlyNotExist reports whether err (possibly wrapping an errors.Join of

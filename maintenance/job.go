@@ -170,6 +170,83 @@ func outsideManifests(head *table.Snapshot, fs icebergio.IO, inside func(string)
 	return out, nil
 }
 
+// head is main's head of a table loaded for a job that rewrites it
+// (compaction, manifest rewriting): the table with its confined FileIO
+// (loadConfined), the snapshot, and inside, which tells a file in the
+// table's directories from one elsewhere.
+type head struct {
+	tbl    *table.Table
+	snap   *table.Snapshot
+	fs     icebergio.IO
+	inside func(string) bool
+}
+
+// loadHead loads main's head for job and sets res's file counts. It
+// returns nil, with res.Skipped set, when there is nothing the job may
+// rewrite: no snapshot, or a head whose manifest list or manifests lie
+// outside the table's directories (reading them would read another
+// table's metadata for this one; they are logged and counted in
+// res.FilesOutside).
+func (t *target) loadHead(ctx context.Context, job string, res *Result) (*head, error) {
+	tbl, inside, err := t.loadConfined(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.FilesBefore = liveFiles(ctx, tbl)
+	res.FilesAfter = res.FilesBefore
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		res.Skipped = "no snapshot"
+		return nil, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if out, err := outsideManifests(snap, fs, inside); err != nil {
+		return nil, fmt.Errorf("read the manifests of %s: %w", t.name(), err)
+	} else if len(out) > 0 {
+		t.skipOutside(job, out)
+		res.FilesOutside = len(out)
+		res.Skipped = "manifests outside the table's directories"
+		return nil, nil
+	}
+	return &head{tbl: tbl, snap: snap, fs: fs, inside: inside}, nil
+}
+
+// skippedYielded is Result.Skipped of a job that lost maxCommitAttempts
+// commits in a row to concurrent ones.
+const skippedYielded = "yielded to concurrent commits"
+
+// commitRetrying runs a job's commit passes until one settles it. pass
+// stages the job's change on the table as it is now, counts the commit in
+// res.Attempts when it sends one, and returns done when the pass settled
+// the job itself (committed, skipped with res.Skipped, or failed with the
+// error returned); otherwise it returns the commit's error. A commit that
+// failed cleanly (isCommitFailed: a concurrent commit moved main or broke
+// a requirement, nothing was committed) is staged again after backoff, up
+// to maxCommitAttempts commits; then the job yields (res.Skipped =
+// skippedYielded, nil error) until its next run. Any other commit error is
+// returned as "commit <what> of <table>": its outcome may be unknown, so
+// the job must keep what the commit references.
+func (t *target) commitRetrying(ctx context.Context, res *Result, what string, pass func() (done bool, err error)) error {
+	for {
+		done, err := pass()
+		switch {
+		case done || err == nil:
+			return err
+		case !isCommitFailed(err):
+			return fmt.Errorf("commit %s of %s: %w", what, t.name(), err)
+		case res.Attempts >= maxCommitAttempts:
+			res.Skipped = skippedYielded
+			return nil
+		}
+		if err := backoff(ctx, res.Attempts); err != nil {
+			return err
+		}
+	}
+}
+
 // isCommitFailed reports a clean conflict: nothing was committed.
 func isCommitFailed(err error) bool {
 	return errors.Is(err, catalog.ErrCommitFailed) || errors.Is(err, table.ErrCommitFailed)

@@ -2,11 +2,12 @@ package maintenance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/tarnhq/tarn/catalog"
 )
 
 // rewriteManifests merges main's small data manifests with iceberg-go's
@@ -24,35 +25,23 @@ import (
 // outside the table's recorded directories is skipped (see compact).
 func rewriteManifests(ctx context.Context, t *target) (Result, error) {
 	res := Result{Table: t.name(), Job: JobManifests}
-	for {
-		tbl, inside, err := t.loadConfined(ctx)
+	var lost func() // removes the manifests the attempt that lost merged
+	err := t.commitRetrying(ctx, &res, "manifest rewrite", func() (bool, error) {
+		if lost != nil {
+			// The merged manifests of the attempt that lost are orphans now.
+			lost()
+			lost = nil
+		}
+		h, err := t.loadHead(ctx, JobManifests, &res)
+		if h == nil || err != nil {
+			// Nothing to rewrite (loadHead): rewriting manifests outside
+			// the table's directories would copy another table's file
+			// list and column bounds into this table's manifests.
+			return true, err
+		}
+		ms, err := h.snap.Manifests(h.fs)
 		if err != nil {
-			return res, err
-		}
-		res.FilesBefore = liveFiles(ctx, tbl)
-		res.FilesAfter = res.FilesBefore
-		head := tbl.CurrentSnapshot()
-		if head == nil {
-			res.Skipped = "no snapshot"
-			return res, nil
-		}
-		fs, err := tbl.FS(ctx)
-		if err != nil {
-			return res, err
-		}
-		if out, err := outsideManifests(head, fs, inside); err != nil {
-			return res, err
-		} else if len(out) > 0 {
-			// Rewriting them would copy another table's file list and
-			// column bounds into this table's manifests.
-			t.skipOutside(JobManifests, out)
-			res.FilesOutside = len(out)
-			res.Skipped = "manifests outside the table's directories"
-			return res, nil
-		}
-		ms, err := head.Manifests(fs)
-		if err != nil {
-			return res, err
+			return true, err
 		}
 		res.ManifestsBefore, res.ManifestsAfter = len(ms), len(ms)
 		limit := t.pol.ManifestMaxCount
@@ -61,63 +50,57 @@ func rewriteManifests(ctx context.Context, t *target) (Result, error) {
 		}
 		if len(ms) <= limit {
 			res.Skipped = "few manifests"
-			return res, nil
+			return true, nil
 		}
-		props, err := offsetProps(tbl)
+		props, err := offsetProps(h.tbl)
 		if err != nil {
-			return res, err
+			return true, err
 		}
-		txn := tbl.NewTransaction()
+		txn := h.tbl.NewTransaction()
 		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
-			return res, err
+			return true, err
 		}
 		rr, err := txn.RewriteManifests(ctx)
 		if err != nil {
-			return res, fmt.Errorf("rewrite manifests of %s: %w", t.name(), err)
+			return true, fmt.Errorf("rewrite manifests of %s: %w", t.name(), err)
 		}
 		if rr.IsNoOp() {
 			res.Skipped = "manifests already optimal"
-			return res, nil
+			return true, nil
 		}
 		tc, err := txn.TableCommit()
 		if err != nil {
-			return res, err
+			return true, err
 		}
 		updates, err := withSummary(tc.Updates, props)
 		if err != nil {
-			return res, err
+			return true, err
 		}
 		res.Attempts++
 		md, _, err := t.io.CommitTable(ctx, t.ident, tc.Requirements, updates)
-		switch {
-		case err == nil:
-			txn.MarkCommitted()
-			if s := md.CurrentSnapshot(); s != nil {
-				if after, err := s.Manifests(fs); err == nil {
-					res.ManifestsAfter = len(after)
+		if err != nil {
+			lost = func() {
+				for _, m := range rr.AddedManifests {
+					_ = h.fs.Remove(m.FilePath())
 				}
 			}
-			return res, nil
-		case !isCommitFailed(err):
-			return res, fmt.Errorf("commit manifest rewrite of %s: %w", t.name(), err)
-		case res.Attempts >= maxCommitAttempts:
-			res.Skipped = "yielded to concurrent commits"
-			return res, nil
+			return false, err
 		}
-		// The merged manifests of this attempt are orphans now.
-		for _, m := range rr.AddedManifests {
-			_ = fs.Remove(m.FilePath())
+		txn.MarkCommitted()
+		if s := md.CurrentSnapshot(); s != nil {
+			if after, err := s.Manifests(h.fs); err == nil {
+				res.ManifestsAfter = len(after)
+			}
 		}
-		if err := backoff(ctx, res.Attempts); err != nil {
-			return res, err
-		}
-	}
+		return true, nil
+	})
+	return res, err
 }
 
 // withSummary returns updates with props added to the summary of every
-// add-snapshot update. The snapshot goes through its JSON form, the form
-// the catalog stores, since iceberg-go's add-snapshot update type is
-// unexported.
+// add-snapshot update. The snapshot is read with catalog.AddedSnapshot
+// (iceberg-go's add-snapshot update type is unexported) and staged again
+// with table.NewAddSnapshotUpdate.
 func withSummary(updates []table.Update, props iceberg.Properties) ([]table.Update, error) {
 	out := make([]table.Update, len(updates))
 	for i, u := range updates {
@@ -125,26 +108,20 @@ func withSummary(updates []table.Update, props iceberg.Properties) ([]table.Upda
 		if u.Action() != table.UpdateAddSnapshot || len(props) == 0 {
 			continue
 		}
-		b, err := json.Marshal(u)
+		snap, err := catalog.AddedSnapshot(u)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read staged snapshot: %w", err)
 		}
-		var v struct {
-			Snapshot *table.Snapshot `json:"snapshot"`
+		if snap.Summary == nil {
+			snap.Summary = &table.Summary{Operation: table.OpReplace}
 		}
-		if err := json.Unmarshal(b, &v); err != nil || v.Snapshot == nil {
-			return nil, fmt.Errorf("read staged snapshot: %v", err)
-		}
-		if v.Snapshot.Summary == nil {
-			v.Snapshot.Summary = &table.Summary{Operation: table.OpReplace}
-		}
-		if v.Snapshot.Summary.Properties == nil {
-			v.Snapshot.Summary.Properties = iceberg.Properties{}
+		if snap.Summary.Properties == nil {
+			snap.Summary.Properties = iceberg.Properties{}
 		}
 		for k, val := range props {
-			v.Snapshot.Summary.Properties[k] = val
+			snap.Summary.Properties[k] = val
 		}
-		out[i] = table.NewAddSnapshotUpdate(v.Snapshot)
+		out[i] = table.NewAddSnapshotUpdate(snap)
 	}
 	return out, nil
 }

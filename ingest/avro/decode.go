@@ -123,13 +123,7 @@ func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
 	}
 
 	t := &st.t
-	for i := range d.root.fields {
-		f := &d.root.fields[i]
-		f.node.write(t, b.Field(f.col))
-	}
-	for _, col := range d.root.missing {
-		b.Field(col).AppendNull()
-	}
+	d.root.cols.WriteRow(b, func(i int, fb array.Builder) { d.root.fields[i].write(t, fb) })
 
 	return nil
 }
@@ -210,14 +204,9 @@ func readBytes(s *state, path string) ([]byte, error) {
 // recordNode is an Avro record written to an Iceberg struct (or, at the
 // top, to the record builder's columns).
 type recordNode struct {
-	path    string
-	fields  []fieldNode // writer fields, in writer order
-	missing []int       // target columns the writer lacks: appended null
-}
-
-type fieldNode struct {
-	col  int // index of the target column
-	node node
+	path   string
+	fields []node      // writer fields, in writer order
+	cols   tape.Fields // their target columns; Missing: target columns the writer lacks, appended null
 }
 
 func compileRecord(w *hamba.RecordSchema, target *iceberg.StructType, path string, callerColumns []string) (*recordNode, error) {
@@ -238,7 +227,8 @@ func compileRecord(w *hamba.RecordSchema, target *iceberg.StructType, path strin
 			return nil, err
 		}
 		used[col] = true
-		n.fields = append(n.fields, fieldNode{col: col, node: fn})
+		n.fields = append(n.fields, fn)
+		n.cols.Add(col)
 	}
 	for col, tf := range target.FieldList {
 		if used[col] || slices.Contains(callerColumns, tf.Name) {
@@ -247,15 +237,15 @@ func compileRecord(w *hamba.RecordSchema, target *iceberg.StructType, path strin
 		if tf.Required {
 			return nil, incompatible(codec.JoinPath(path, tf.Name), "required column missing from the writer schema")
 		}
-		n.missing = append(n.missing, col)
+		n.cols.Missing = append(n.cols.Missing, col)
 	}
 
 	return n, nil
 }
 
 func (n *recordNode) readFields(s *state) error {
-	for i := range n.fields {
-		if err := n.fields[i].node.read(s); err != nil {
+	for _, f := range n.fields {
+		if err := f.read(s); err != nil {
 			return err
 		}
 	}
@@ -266,15 +256,7 @@ func (n *recordNode) readFields(s *state) error {
 func (n *recordNode) read(s *state) error { return n.readFields(s) }
 
 func (n *recordNode) write(t *tape.Tape, b array.Builder) {
-	sb := b.(*array.StructBuilder)
-	sb.Append(true)
-	for i := range n.fields {
-		f := &n.fields[i]
-		f.node.write(t, sb.FieldBuilder(f.col))
-	}
-	for _, col := range n.missing {
-		sb.FieldBuilder(col).AppendNull()
-	}
+	n.cols.WriteStruct(b, func(i int, fb array.Builder) { n.fields[i].write(t, fb) })
 }
 
 // compile builds the node for writer schema w into a target column of type
@@ -403,12 +385,9 @@ func (n *optionNode) read(s *state) error {
 }
 
 func (n *optionNode) write(t *tape.Tape, b array.Builder) {
-	if t.Int() == 0 {
-		b.AppendNull()
-
-		return
+	if t.Present(b) {
+		n.inner.write(t, b)
 	}
-	n.inner.write(t, b)
 }
 
 // choiceNode is a general union written to a struct with one optional

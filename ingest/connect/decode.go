@@ -2,11 +2,8 @@ package connect
 
 import (
 	"encoding/json"
-	"errors"
-	"maps"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -127,13 +124,7 @@ func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
 	if err := d.root.readFields(t, obj); err != nil {
 		return err
 	}
-	for i := range d.root.fields {
-		f := &d.root.fields[i]
-		f.write(t, b.Field(f.col))
-	}
-	for _, col := range d.root.missing {
-		b.Field(col).AppendNull()
-	}
+	d.root.cols.WriteRow(b, func(i int, fb array.Builder) { d.root.fields[i].write(t, fb) })
 
 	return nil
 }
@@ -173,12 +164,9 @@ func (s *slot) read(t *tape.Tape, v any) error {
 }
 
 func (s *slot) write(t *tape.Tape, b array.Builder) {
-	if t.Int() == 0 {
-		b.AppendNull()
-
-		return
+	if t.Present(b) {
+		s.node.write(t, b)
 	}
-	s.node.write(t, b)
 }
 
 func newSlot(w *Schema, tt iceberg.Type, path string) (slot, error) {
@@ -190,15 +178,14 @@ func newSlot(w *Schema, tt iceberg.Type, path string) (slot, error) {
 // structNode is a struct filled from a JSON object (or, at the top, the
 // record builder's columns).
 type structNode struct {
-	path    string
-	fields  []fieldNode // writer fields, in writer order
-	missing []int       // target fields the writer lacks: appended null
+	path   string
+	fields []fieldNode // writer fields, in writer order
+	cols   tape.Fields // their target columns; Missing: target fields the writer lacks, appended null
 }
 
 type fieldNode struct {
 	slot
 	name string
-	col  int // index of the target field
 }
 
 // compileStruct builds the node of struct schema w into target st.
@@ -217,11 +204,12 @@ func compileStruct(w *Schema, st *iceberg.StructType, path string, callerColumns
 			return nil, err
 		}
 		used[col] = true
-		n.fields = append(n.fields, fieldNode{slot: s, name: f.Field, col: col})
+		n.fields = append(n.fields, fieldNode{slot: s, name: f.Field})
+		n.cols.Add(col)
 	}
 	for col, tf := range st.FieldList {
 		if !used[col] && !slices.Contains(callerColumns, tf.Name) {
-			n.missing = append(n.missing, col)
+			n.cols.Missing = append(n.cols.Missing, col)
 		}
 	}
 
@@ -249,15 +237,7 @@ func (n *structNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *structNode) write(t *tape.Tape, b array.Builder) {
-	sb := b.(*array.StructBuilder)
-	sb.Append(true)
-	for i := range n.fields {
-		f := &n.fields[i]
-		f.write(t, sb.FieldBuilder(f.col))
-	}
-	for _, col := range n.missing {
-		sb.FieldBuilder(col).AppendNull()
-	}
+	n.cols.WriteStruct(b, func(i int, fb array.Builder) { n.fields[i].write(t, fb) })
 }
 
 // listNode is an array. The tape holds the element count, then the
@@ -268,18 +248,7 @@ type listNode struct {
 }
 
 func (n *listNode) read(t *tape.Tape, v any) error {
-	arr, ok := v.([]any)
-	if !ok {
-		return malformed(n.path, "want a JSON array, got %s", jsonlit.Kind(v))
-	}
-	t.PutInt(int64(len(arr)))
-	for _, e := range arr {
-		if err := n.elem.read(t, e); err != nil {
-			return err
-		}
-	}
-
-	return nil
+	return jsonlit.ReadArray(t, v, n.path, "a JSON array", func(e any) error { return n.elem.read(t, e) })
 }
 
 func (n *listNode) write(t *tape.Tape, b array.Builder) {
@@ -300,21 +269,13 @@ type mapNode struct {
 func (n *mapNode) read(t *tape.Tape, v any) error {
 	kp := codec.JoinPath(n.path, "key")
 	if n.strKeys {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return malformed(n.path, "want a JSON object (a map with string keys), got %s", jsonlit.Kind(v))
-		}
-		t.PutInt(int64(len(obj)))
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
+		return jsonlit.ReadObject(t, v, n.path, "a JSON object (a map with string keys)", func(k string, v any) error {
 			if err := n.key.read(t, k); err != nil {
 				return err
 			}
-			if err := n.val.read(t, obj[k]); err != nil {
-				return err
-			}
-		}
 
-		return nil
+			return n.val.read(t, v)
+		})
 	}
 	arr, ok := v.([]any)
 	if !ok {
@@ -490,11 +451,7 @@ func compileLeaf(w *Schema, sem Semantic, tt iceberg.Type, path string) (node, e
 func (n *leafNode) read(t *tape.Tape, v any) error {
 	switch n.kind {
 	case kBool:
-		b, ok := v.(bool)
-		if !ok {
-			return n.wrongType(v, "a boolean")
-		}
-		t.PutBool(b)
+		return jsonlit.ReadBool(t, v, n.path)
 	case kInt, kIntToLong, kLong, kSemInt:
 		i, err := n.integer(v)
 		if err != nil {
@@ -507,11 +464,7 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 		}
 		t.PutInt(i)
 	case kFloat, kFloatToDouble, kDouble:
-		f, err := n.float(v)
-		if err != nil {
-			return err
-		}
-		t.PutFloat(f)
+		return n.readFloat(t, v)
 	case kString:
 		s, ok := v.(string)
 		if !ok {
@@ -519,7 +472,7 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 		}
 		t.PutStr(s)
 	case kBytes:
-		b, err := n.bytes(t, v)
+		b, err := jsonlit.Bytes(t, v, n.path)
 		if err != nil {
 			return err
 		}
@@ -539,88 +492,49 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 	case kVarDecimal:
 		return n.readVariableScale(t, v)
 	case kUUID:
-		s, ok := v.(string)
-		if !ok {
-			return n.wrongType(v, "a uuid string")
-		}
-		u, ok := codec.ParseUUID([]byte(s))
-		if !ok {
-			return outOfRange(n.path, "%q is not a uuid in canonical form (8-4-4-4-12 hex digits)", s)
-		}
-		t.Keep(u[:])
+		return jsonlit.ReadUUID(t, v, n.path)
 	}
 
 	return nil
 }
 
-func (n *leafNode) wrongType(v any, want string) error {
-	return malformed(n.path, "want %s, got %s", want, jsonlit.Kind(v))
-}
+func (n *leafNode) wrongType(v any, want string) error { return jsonlit.WrongType(n.path, v, want) }
 
 // integer reads an integral JSON number within [n.min, n.max].
 func (n *leafNode) integer(v any) (int64, error) {
 	return jsonlit.Integer(v, n.min, n.max, "an "+string(n.base), n.path)
 }
 
-// float reads a JSON number, or the text Jackson writes for NaN and the
-// infinities.
-func (n *leafNode) float(v any) (float64, error) {
+// readFloat reads a JSON number, or the text Jackson writes for NaN and
+// the infinities.
+func (n *leafNode) readFloat(t *tape.Tape, v any) error {
 	bits := 64
 	if n.kind != kDouble {
 		bits = 32
 	}
-	switch v := v.(type) {
-	case json.Number:
-		f, err := strconv.ParseFloat(string(v), bits)
-		if err != nil {
-			return 0, outOfRange(n.path, "%s overflows a float%d", v, bits)
-		}
-
-		return f, nil
-	case string:
-		switch v {
-		case "NaN":
-			return math.NaN(), nil
-		case "Infinity":
-			return math.Inf(1), nil
-		case "-Infinity":
-			return math.Inf(-1), nil
-		}
-	}
-
-	return 0, n.wrongType(v, "a number")
-}
-
-// bytes reads a base64 string into the tape's buffer.
-func (n *leafNode) bytes(t *tape.Tape, v any) ([]byte, error) {
 	s, ok := v.(string)
 	if !ok {
-		return nil, n.wrongType(v, "a base64 string")
+		return jsonlit.ReadFloat(t, v, bits, n.path)
 	}
-	b, err := jsonlit.Base64(t, s)
-	if err != nil {
-		return nil, malformed(n.path, "not base64: %v", err)
+	switch s {
+	case "NaN":
+		t.PutFloat(math.NaN())
+	case "Infinity":
+		t.PutFloat(math.Inf(1))
+	case "-Infinity":
+		t.PutFloat(math.Inf(-1))
+	default:
+		return n.wrongType(v, "a number")
 	}
 
-	return b, nil
+	return nil
 }
 
 func (n *leafNode) readDecimal(t *tape.Tape, v any) error {
 	if num, ok := v.(json.Number); ok {
-		d, err := jsonlit.Decimal(string(num), n.prec, n.scale)
-		switch {
-		case errors.Is(err, jsonlit.ErrSyntax):
-			return malformed(n.path, "%q is not a decimal number", num)
-		case errors.Is(err, jsonlit.ErrFraction):
-			return outOfRange(n.path, "%s has more than %d fraction digits", num, n.scale)
-		case err != nil:
-			return outOfRange(n.path, "%s overflows decimal(%d,%d)", num, n.prec, n.scale)
-		}
-		t.PutDec(d)
-
-		return nil
+		return jsonlit.ReadDecimal(t, string(num), n.prec, n.scale, n.path)
 	}
-	b, err := n.bytes(t, v)
+	b, err := jsonlit.Bytes(t, v, n.path)
 	if err != nil {
 		return err
 	}
@@ -647,9 +561,7 @@ func (n *leafNode) readVariableScale(t *tape.Tape, v any) error {
 	if err != nil || scale < math.MinInt32 || scale > math.MaxInt32 {
 		return outOfRange(sp, "%s is not an int32", num)
 	}
-	vn := *n
-	vn.path = codec.JoinPath(n.path, "value")
-	b, err := vn.bytes(t, obj["value"])
+	b, err := jsonlit.Bytes(t, obj["value"], codec.JoinPath(n.path, "value"))
 	if err != nil {
 		return err
 	}

@@ -222,10 +222,7 @@ func (d *Decoder) AppendValue(b *array.RecordBuilder, obj map[string]any) error 
 	if err := d.root.readFields(t, obj); err != nil {
 		return err
 	}
-	for i := range d.root.fields {
-		f := &d.root.fields[i]
-		f.write(t, b.Field(f.col))
-	}
+	d.root.cols.WriteRow(b, func(i int, fb array.Builder) { d.root.fields[i].write(t, fb) })
 	d.cov.commit()
 
 	return nil
@@ -304,12 +301,9 @@ func (s *slot) read(t *tape.Tape, v any, present bool) error {
 }
 
 func (s *slot) write(t *tape.Tape, b array.Builder) {
-	if t.Int() == 0 {
-		b.AppendNull()
-
-		return
+	if t.Present(b) {
+		s.node.write(t, b)
 	}
-	s.node.write(t, b)
 }
 
 // structNode is an Iceberg struct filled from a JSON object (or, at the
@@ -317,6 +311,7 @@ func (s *slot) write(t *tape.Tape, b array.Builder) {
 type structNode struct {
 	path   string
 	fields []fieldNode     // target fields, in target order, caller columns left out
+	cols   tape.Fields     // the fields' columns
 	index  map[string]bool // the fields' names
 	fold   bool            // WithCaseInsensitiveNames
 	cov    *coverage
@@ -328,7 +323,6 @@ type structNode struct {
 type fieldNode struct {
 	slot
 	name string
-	col  int // index of the target field
 	id   int // in the coverage
 }
 
@@ -415,12 +409,7 @@ func (n *structNode) read(t *tape.Tape, v any) error {
 }
 
 func (n *structNode) write(t *tape.Tape, b array.Builder) {
-	sb := b.(*array.StructBuilder)
-	sb.Append(true)
-	for i := range n.fields {
-		f := &n.fields[i]
-		f.write(t, sb.FieldBuilder(f.col))
-	}
+	n.cols.WriteStruct(b, func(i int, fb array.Builder) { n.fields[i].write(t, fb) })
 }
 
 // listNode is an Iceberg list filled from a JSON array. The tape holds the
@@ -431,18 +420,7 @@ type listNode struct {
 }
 
 func (n *listNode) read(t *tape.Tape, v any) error {
-	arr, ok := v.([]any)
-	if !ok {
-		return malformed(n.path, "want a JSON array, got %s", jsonlit.Kind(v))
-	}
-	t.PutInt(int64(len(arr)))
-	for _, e := range arr {
-		if err := n.elem.read(t, e, true); err != nil {
-			return err
-		}
-	}
-
-	return nil
+	return jsonlit.ReadArray(t, v, n.path, "a JSON array", func(e any) error { return n.elem.read(t, e, true) })
 }
 
 func (n *listNode) write(t *tape.Tape, b array.Builder) {
@@ -457,20 +435,11 @@ type mapNode struct {
 }
 
 func (n *mapNode) read(t *tape.Tape, v any) error {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return malformed(n.path, "want a JSON object, got %s", jsonlit.Kind(v))
-	}
-	t.PutInt(int64(len(obj)))
-	// Key order makes the stored map, and so the data files, deterministic.
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
+	return jsonlit.ReadObject(t, v, n.path, "a JSON object", func(k string, v any) error {
 		t.PutStr(k)
-		if err := n.val.read(t, obj[k], true); err != nil {
-			return err
-		}
-	}
 
-	return nil
+		return n.val.read(t, v, true)
+	})
 }
 
 func (n *mapNode) write(t *tape.Tape, b array.Builder) {
@@ -514,7 +483,8 @@ func (c *compiler) structOf(fields []iceberg.NestedField, path string, callerCol
 		if err != nil {
 			return nil, err
 		}
-		n.fields = append(n.fields, fieldNode{slot: slot{path: fp, required: f.Required, node: fn}, name: f.Name, col: col, id: id})
+		n.fields = append(n.fields, fieldNode{slot: slot{path: fp, required: f.Required, node: fn}, name: f.Name, id: id})
+		n.cols.Add(col)
 		n.index[f.Name] = true
 	}
 

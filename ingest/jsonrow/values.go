@@ -3,7 +3,6 @@ package jsonrow
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"time"
@@ -124,11 +123,7 @@ func compileLeaf(tt iceberg.Type, path string, unit TimestampUnit) (*leafNode, e
 func (n *leafNode) read(t *tape.Tape, v any) error {
 	switch n.kind {
 	case kBool:
-		b, ok := v.(bool)
-		if !ok {
-			return n.wrongType(v, "a boolean")
-		}
-		t.PutBool(b)
+		return jsonlit.ReadBool(t, v, n.path)
 	case kInt, kLong:
 		min, max, what := int64(math.MinInt64), int64(math.MaxInt64), "a long"
 		if n.kind == kInt {
@@ -139,20 +134,10 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 			return err
 		}
 		t.PutInt(i)
-	case kFloat, kDouble:
-		num, ok := v.(json.Number)
-		if !ok {
-			return n.wrongType(v, "a number")
-		}
-		bits := 64
-		if n.kind == kFloat {
-			bits = 32
-		}
-		f, err := strconv.ParseFloat(string(num), bits)
-		if err != nil {
-			return outOfRange(n.path, "%s overflows a float%d", num, bits)
-		}
-		t.PutFloat(f)
+	case kFloat:
+		return jsonlit.ReadFloat(t, v, 32, n.path)
+	case kDouble:
+		return jsonlit.ReadFloat(t, v, 64, n.path)
 	case kDecimal:
 		return n.readDecimal(t, v)
 	case kString:
@@ -202,15 +187,7 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 	case kTimestamp, kTimestampTz:
 		return n.readTimestamp(t, v)
 	case kUUID:
-		s, ok := v.(string)
-		if !ok {
-			return n.wrongType(v, "a uuid string")
-		}
-		u, ok := codec.ParseUUID([]byte(s))
-		if !ok {
-			return outOfRange(n.path, "%q is not a uuid in canonical form (8-4-4-4-12 hex digits)", s)
-		}
-		t.Keep(u[:])
+		return jsonlit.ReadUUID(t, v, n.path)
 	case kBinary, kFixed:
 		return n.readBase64(t, v)
 	}
@@ -218,9 +195,7 @@ func (n *leafNode) read(t *tape.Tape, v any) error {
 	return nil
 }
 
-func (n *leafNode) wrongType(v any, want string) error {
-	return malformed(n.path, "want %s, got %s", want, jsonlit.Kind(v))
-}
+func (n *leafNode) wrongType(v any, want string) error { return jsonlit.WrongType(n.path, v, want) }
 
 func (n *leafNode) readDecimal(t *tape.Tape, v any) error {
 	var lit string
@@ -232,18 +207,8 @@ func (n *leafNode) readDecimal(t *tape.Tape, v any) error {
 	default:
 		return n.wrongType(v, "a number or a numeric string")
 	}
-	d, err := jsonlit.Decimal(lit, n.prec, n.scale)
-	switch {
-	case errors.Is(err, jsonlit.ErrSyntax):
-		return malformed(n.path, "%q is not a decimal number", lit)
-	case errors.Is(err, jsonlit.ErrFraction):
-		return outOfRange(n.path, "%s has more than %d fraction digits, decimal(%d,%d) would round it", lit, n.scale, n.prec, n.scale)
-	case err != nil:
-		return outOfRange(n.path, "%s overflows decimal(%d,%d)", lit, n.prec, n.scale)
-	}
-	t.PutDec(d)
 
-	return nil
+	return jsonlit.ReadDecimal(t, lit, n.prec, n.scale, n.path)
 }
 
 func (n *leafNode) readTimestamp(t *tape.Tape, v any) error {
@@ -322,13 +287,9 @@ func (u TimestampUnit) plural() string {
 }
 
 func (n *leafNode) readBase64(t *tape.Tape, v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return n.wrongType(v, "a base64 string")
-	}
-	b, err := jsonlit.Base64(t, s)
+	b, err := jsonlit.Bytes(t, v, n.path)
 	if err != nil {
-		return malformed(n.path, "not base64: %v", err)
+		return err
 	}
 	if n.kind == kFixed && len(b) != n.size {
 		return outOfRange(n.path, "%d bytes, fixed[%d] holds %d", len(b), n.size, n.size)

@@ -149,13 +149,7 @@ func (d *Decoder) Append(b *array.RecordBuilder, payload []byte) error {
 	}
 
 	t := &st.t
-	for i := range d.root.fields {
-		f := &d.root.fields[i]
-		f.write(t, b.Field(f.col))
-	}
-	for _, col := range d.root.missing {
-		b.Field(col).AppendNull()
-	}
+	d.root.cols.WriteRow(b, func(i int, fb array.Builder) { d.root.fields[i].write(t, fb) })
 
 	return nil
 }
@@ -180,7 +174,7 @@ type node interface {
 // to the record builder's columns).
 type messageNode struct {
 	fields  []fieldNode // writer fields, in declaration order
-	missing []int       // target columns the writer lacks: appended null
+	cols    tape.Fields // their target columns; Missing: target columns the writer lacks, appended null
 	markers []int       // MarkerField columns the writer lacks: appended true
 }
 
@@ -188,18 +182,14 @@ type messageNode struct {
 // presence), the tape holds 1 before its value, or 0 when absent.
 type fieldNode struct {
 	fd       protoreflect.FieldDescriptor
-	col      int // index of the target column
 	nullable bool
 	node     node
 }
 
 func (f *fieldNode) write(t *tape.Tape, b array.Builder) {
-	if f.nullable && t.Int() == 0 {
-		b.AppendNull()
-
-		return
+	if !f.nullable || t.Present(b) {
+		f.node.write(t, b)
 	}
-	f.node.write(t, b)
 }
 
 func compileMessage(md protoreflect.MessageDescriptor, target *iceberg.StructType, path string, callerColumns []string) (*messageNode, error) {
@@ -221,7 +211,8 @@ func compileMessage(md protoreflect.MessageDescriptor, target *iceberg.StructTyp
 			return nil, err
 		}
 		used[col] = true
-		n.fields = append(n.fields, fieldNode{fd: fd, col: col, nullable: optional(fd), node: fn})
+		n.fields = append(n.fields, fieldNode{fd: fd, nullable: optional(fd), node: fn})
+		n.cols.Add(col)
 	}
 	for col, tf := range target.FieldList {
 		switch {
@@ -231,7 +222,7 @@ func compileMessage(md protoreflect.MessageDescriptor, target *iceberg.StructTyp
 			// present, so the marker stays true however it grew.
 			n.markers = append(n.markers, col)
 		default:
-			n.missing = append(n.missing, col)
+			n.cols.Missing = append(n.cols.Missing, col)
 		}
 	}
 
@@ -260,15 +251,7 @@ func (n *messageNode) readFields(s *state, m protoreflect.Message) error {
 func (n *messageNode) read(s *state, v protoreflect.Value) error { return n.readFields(s, v.Message()) }
 
 func (n *messageNode) write(t *tape.Tape, b array.Builder) {
-	sb := b.(*array.StructBuilder)
-	sb.Append(true)
-	for i := range n.fields {
-		f := &n.fields[i]
-		f.write(t, sb.FieldBuilder(f.col))
-	}
-	for _, col := range n.missing {
-		sb.FieldBuilder(col).AppendNull()
-	}
+	sb := n.cols.WriteStruct(b, func(i int, fb array.Builder) { n.fields[i].write(t, fb) })
 	for _, col := range n.markers {
 		sb.FieldBuilder(col).(*array.BooleanBuilder).Append(true)
 	}

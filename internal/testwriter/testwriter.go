@@ -6,17 +6,19 @@ package testwriter
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
 )
 
 // OnlyOperation returns updates with the summary of every add-snapshot
-// update cut down to its operation. The snapshot goes through its JSON
-// form, since iceberg-go's add-snapshot update type is unexported.
+// update cut down to its operation. The snapshot is read with
+// catalog.AddedSnapshot, since iceberg-go's add-snapshot update type is
+// unexported.
 func OnlyOperation(t testing.TB, updates []table.Update) []table.Update {
 	t.Helper()
 	out := slices.Clone(updates)
@@ -24,18 +26,14 @@ func OnlyOperation(t testing.TB, updates []table.Update) []table.Update {
 		if u.Action() != table.UpdateAddSnapshot {
 			continue
 		}
-		b, err := json.Marshal(u)
+		snap, err := catalog.AddedSnapshot(u)
 		require.NoError(t, err)
-		var v struct {
-			Snapshot *table.Snapshot `json:"snapshot"`
-		}
-		require.NoError(t, json.Unmarshal(b, &v))
 		op := table.OpAppend
-		if v.Snapshot.Summary != nil {
-			op = v.Snapshot.Summary.Operation
+		if snap.Summary != nil {
+			op = snap.Summary.Operation
 		}
-		v.Snapshot.Summary = &table.Summary{Operation: op}
-		out[i] = table.NewAddSnapshotUpdate(v.Snapshot)
+		snap.Summary = &table.Summary{Operation: op}
+		out[i] = table.NewAddSnapshotUpdate(snap)
 	}
 	return out
 }

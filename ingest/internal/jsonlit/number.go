@@ -2,7 +2,9 @@
 // literals into integers and decimals without going through float64 (so a
 // long or a decimal keeps every digit its producer wrote), RFC 3339 times
 // of day, and base64 strings. ingest/jsonrow and ingest/connect read their
-// payloads' values with it.
+// payloads' values with it: the leaves both take alike (ReadBool,
+// ReadFloat, ReadDecimal, ReadUUID, Bytes) and the walk of arrays and
+// objects (ReadArray, ReadObject) are here, once.
 package jsonlit
 
 import (

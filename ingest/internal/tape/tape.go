@@ -1,10 +1,14 @@
 // Package tape holds one row's converted values between the two passes of
-// a format decoder's Append (ingest/avro, ingest/jsonrow, ingest/protobuf):
-// the read pass decodes, converts and checks every value and records it
+// a format decoder's Append (ingest/avro, ingest/jsonrow, ingest/connect,
+// ingest/protobuf): the read pass decodes, converts and checks every value and records it
 // on a Tape; only when the whole payload was read without error does the
 // write pass replay the Tape into the Arrow builders, and the write pass
 // cannot fail. So an error never leaves a partial row, and no builder
 // rollback is needed.
+//
+// The write pass is shared too (write.go): a leaf by its Kind, a nullable
+// position's flag (Present), a struct's or a row's fields (Fields), a
+// list and a map.
 //
 // A Tape is flat typed slices reused across rows, so recording a row
 // allocates nothing once the slices have grown to the widest row.

@@ -91,3 +91,61 @@ func (t *Tape) WriteMap(b array.Builder, entry func(kb, ib array.Builder)) {
 		entry(kb, ib)
 	}
 }
+
+// Present pops the presence flag a nullable position (a field, element or
+// value that may be null) records before its value: 1 when a value
+// follows, 0 for null (PutBool(present), or PutInt). For null it appends
+// null to b and returns false; for a value it returns true, and the caller
+// writes the value into b.
+func (t *Tape) Present(b array.Builder) bool {
+	if t.Int() == 0 {
+		b.AppendNull()
+
+		return false
+	}
+
+	return true
+}
+
+// Fields is the write half of a struct's fields, or at the top of a row's
+// columns, shared by every format: Cols[i] is the index of the target
+// column that the plan's field i fills, in plan order; Missing are the
+// target columns no field of the plan fills (the writer lacks them),
+// which get null. A format's plan holds one per struct beside its fields.
+type Fields struct {
+	Cols    []int
+	Missing []int
+}
+
+// Add appends field i's column to the plan: the fields' order is the
+// order of Add calls.
+func (f *Fields) Add(col int) { f.Cols = append(f.Cols, col) }
+
+// WriteStruct appends a present struct to b, a StructBuilder, and returns
+// it: field(i, fb) writes the plan's field i into fb, the builder of its
+// column, for each field in plan order; then every Missing column gets
+// null. The caller may append to further columns of the struct it
+// returns.
+func (f *Fields) WriteStruct(b array.Builder, field func(i int, fb array.Builder)) *array.StructBuilder {
+	sb := b.(*array.StructBuilder)
+	sb.Append(true)
+	f.write(sb.FieldBuilder, field)
+
+	return sb
+}
+
+// WriteRow is WriteStruct at the top of a row: it appends one value to
+// each of rb's columns the plan fills or names Missing, and leaves the
+// others (the caller's columns, codec.WithCallerColumns) to the caller.
+func (f *Fields) WriteRow(rb *array.RecordBuilder, field func(i int, fb array.Builder)) {
+	f.write(rb.Field, field)
+}
+
+func (f *Fields) write(col func(int) array.Builder, field func(i int, fb array.Builder)) {
+	for i, c := range f.Cols {
+		field(i, col(c))
+	}
+	for _, c := range f.Missing {
+		col(c).AppendNull()
+	}
+}

@@ -78,3 +78,65 @@ func TestWriteListAndMap(t *testing.T) {
 	assert.Equal(t, "[[7 8]]", l.String())
 	assert.Equal(t, `[{["k"] [9]}]`, m.String())
 }
+
+// TestWriteFields writes a row's columns and a struct's fields through
+// Fields: each planned field into its column (plan order need not be
+// column order), null into the missing ones, a null through Present, and
+// nothing into a column the plan leaves to the caller.
+func TestWriteFields(t *testing.T) {
+	inner := arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		arrow.Field{Name: "c", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	)
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: inner, Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "gone", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "caller", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rb := array.NewRecordBuilder(mem, sc)
+	defer rb.Release()
+
+	row := tape.Fields{Missing: []int{2}}
+	row.Add(1) // n
+	row.Add(0) // s
+	st := tape.Fields{Missing: []int{1}}
+	st.Add(2) // c
+	st.Add(0) // a
+
+	var tp tape.Tape
+	tp.PutBool(false) // n: null
+	tp.PutInt(30)     // s.c
+	tp.PutBool(true)  // s.a: present
+	tp.PutInt(10)
+	var order []int
+	row.WriteRow(rb, func(i int, fb array.Builder) {
+		order = append(order, i)
+		switch i {
+		case 0:
+			if tp.Present(fb) {
+				tp.Write(tape.Int64, fb)
+			}
+		case 1:
+			st.WriteStruct(fb, func(j int, gb array.Builder) {
+				if j == 1 && !tp.Present(gb) {
+					return
+				}
+				tp.Write(tape.Int64, gb)
+			})
+		}
+	})
+	rb.Field(3).(*array.Int64Builder).Append(99)
+	assert.Equal(t, []int{0, 1}, order)
+
+	rec := rb.NewRecord()
+	defer rec.Release()
+	require.EqualValues(t, 1, rec.NumRows())
+	assert.Equal(t, `{[10] [(null)] [30]}`, rec.Column(0).String())
+	assert.Equal(t, "[(null)]", rec.Column(1).String())
+	assert.Equal(t, "[(null)]", rec.Column(2).String())
+	assert.Equal(t, "[99]", rec.Column(3).String())
+}
