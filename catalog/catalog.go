@@ -36,6 +36,17 @@ type Config struct {
 	// returned wrapped in ErrInvalidArgument (400). Tarn sets
 	// maintenance.ValidateProperties.
 	ValidateTableProperties func(iceberg.Properties) error
+	// TunablePrefixes are the table properties a REST client may set or
+	// remove on a table a topic owns (see Owners), each a key prefix
+	// matched with strings.HasPrefix: a commit that only sets or removes
+	// such keys is applied, any other is ErrTableOwnedForbidden, so the
+	// exactly-once protocol and the schema stay Tarn's. None when empty.
+	// Tarn sets the owned-table defaults' (tabledefaults.TunablePrefixes:
+	// snapshot retention, manifest merging, metadata file cleanup),
+	// maintenance's (maintenance.TunablePrefixes: tarn.maintenance.*, the
+	// compaction target size) and the Delta output's
+	// (delta.TunableProperties: its switch and checkpoint interval).
+	TunablePrefixes []string
 }
 
 // Catalog is the catalog service. It is safe for concurrent use; all
@@ -53,6 +64,8 @@ type Catalog struct {
 	staged stagedTables
 	// validateProps is Config.ValidateTableProperties.
 	validateProps func(iceberg.Properties) error
+	// tunablePrefixes is Config.TunablePrefixes.
+	tunablePrefixes []string
 	// observers are told of every commit (AddCommitObserver).
 	observers observers
 }
@@ -97,7 +110,8 @@ func New(cfg Config) (*Catalog, error) {
 			}
 		}
 	}
-	c := &Catalog{store: cfg.Store, warehouses: map[string]*Warehouse{}, log: cfg.Logger, validateProps: cfg.ValidateTableProperties}
+	c := &Catalog{store: cfg.Store, warehouses: map[string]*Warehouse{}, log: cfg.Logger, validateProps: cfg.ValidateTableProperties,
+		tunablePrefixes: slices.Clone(cfg.TunablePrefixes)}
 	if c.log == nil {
 		c.log = slog.Default()
 	}

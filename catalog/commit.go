@@ -39,8 +39,8 @@ type TableCommit struct {
 // Errors: ErrNoSuchTable; ErrCommitFailed (a requirement failed; 409);
 // ErrInvalidArgument (an update cannot be applied; 400);
 // ErrTableOwnedForbidden (a topic owns the table, see Owners; 403) —
-// except for a commit that only sets or removes maintenance's and the
-// Delta output's tunable properties (tunable.go); ErrInvalidArgument for
+// except for a commit that only sets or removes tunable properties
+// (Config.TunablePrefixes); ErrInvalidArgument for
 // a commit that sets or removes a TarnOnlyProperties key;
 // ErrCommitStateUnknown (the store failed in a
 // way that leaves the outcome unknown; 500).
@@ -48,7 +48,7 @@ func (c *Catalog) CommitTable(ctx context.Context, wh *Warehouse, tc TableCommit
 	if err := checkClientProperties(tc.Updates, nil); err != nil {
 		return nil, err
 	}
-	if err := c.checkWritable(tc.Ident, "commit to"); err != nil && !tunableOnly(tc.Updates) {
+	if err := c.checkWritable(tc.Ident, "commit to"); err != nil && !c.tunableOnly(tc.Updates) {
 		return nil, err
 	}
 	return c.commitTable(ctx, wh, tc)

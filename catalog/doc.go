@@ -36,6 +36,7 @@
 //     to a table's directories, files written but not yet committed
 //   - owners.go, tunable.go: tables owned by a materialized topic and the
 //     properties a REST client may still change on them
+//     (Config.TunablePrefixes)
 //   - idempotency.go: finalized responses of Idempotency-Key requests
 //   - errors.go: the sentinels, each wrapping the class of its HTTP status
 //   - metrics.go: the catalog's Prometheus collectors

@@ -8,32 +8,13 @@ import (
 )
 
 // Table properties of the Delta output (package delta), named here so
-// that the catalog's rules (tunablePrefixes, TarnOnlyProperties) and the
-// topic manager spell them as the publisher does.
+// that the catalog's rule (TarnOnlyProperties) and the topic manager
+// spell them as the publisher does.
 const (
 	PropDeltaEnabled            = "tarn.delta.enabled"
 	PropDeltaLocation           = "tarn.delta.location"
 	PropDeltaCheckpointInterval = "tarn.delta.checkpoint-interval"
 )
-
-// tunablePrefixes are the table properties an owner's defaults set for
-// maintenance (maintenance.TableDefaults and its tarn.maintenance.*
-// policy) that a REST client may change on a table a topic owns:
-// snapshot retention, manifest merging, metadata file cleanup, the
-// compaction target size; and the Delta output's switch and checkpoint
-// interval. Nothing else about an owned table can change
-// from outside, so the exactly-once protocol and the schema stay Tarn's.
-var tunablePrefixes = []string{
-	"history.expire.",
-	"commit.manifest.",
-	"commit.manifest-merge.",
-	"write.metadata.delete-after-commit.",
-	"write.metadata.previous-versions-max",
-	"write.target-file-size-bytes",
-	"tarn.maintenance.",
-	PropDeltaEnabled,
-	PropDeltaCheckpointInterval,
-}
 
 // TarnOnlyProperties are table properties that only Tarn's own writers
 // set (through TableIO): the Delta table's root, which the Delta
@@ -71,8 +52,8 @@ func checkClientProperties(updates []table.Update, created map[string]string) er
 }
 
 // tunableOnly reports whether updates only set or remove tunable
-// properties (at least one update).
-func tunableOnly(updates []table.Update) bool {
+// properties (Config.TunablePrefixes; at least one update).
+func (c *Catalog) tunableOnly(updates []table.Update) bool {
 	if len(updates) == 0 {
 		return false
 	}
@@ -92,7 +73,7 @@ func tunableOnly(updates []table.Update) bool {
 			return false
 		}
 		for _, k := range keys {
-			if !tunable(k) {
+			if !c.tunable(k) {
 				return false
 			}
 		}
@@ -100,8 +81,8 @@ func tunableOnly(updates []table.Update) bool {
 	return true
 }
 
-func tunable(key string) bool {
-	for _, p := range tunablePrefixes {
+func (c *Catalog) tunable(key string) bool {
+	for _, p := range c.tunablePrefixes {
 		if strings.HasPrefix(key, p) {
 			return true
 		}

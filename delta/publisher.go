@@ -35,6 +35,12 @@ const (
 	PropCheckpointInterval = catalog.PropDeltaCheckpointInterval
 )
 
+// TunableProperties are the Delta output's properties a REST client may
+// set or remove on a table Tarn owns (the catalog's
+// Config.TunablePrefixes): PropEnabled and PropCheckpointInterval, never
+// PropLocation.
+var TunableProperties = []string{PropEnabled, PropCheckpointInterval}
+
 // Defaults of Config.
 const (
 	// DefaultCheckpointInterval is Delta's own default

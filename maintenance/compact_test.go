@@ -9,8 +9,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 func TestCompactBinPacksSmallFilesPerPartition(t *testing.T) {
@@ -34,7 +34,7 @@ func TestCompactBinPacksSmallFilesPerPartition(t *testing.T) {
 	tbl := h.load()
 	head := tbl.CurrentSnapshot()
 	require.Equal(t, table.OpReplace, head.Summary.Operation)
-	require.Equal(t, before, head.Summary.Properties[sink.OffsetsProperty], "compaction carries the head's offsets")
+	require.Equal(t, before, head.Summary.Properties[offsets.Property], "compaction carries the head's offsets")
 	h.check(tbl, nil, 3000)
 
 	// Two files left per partition: below min-input-files, nothing to do.
@@ -65,7 +65,7 @@ func TestCompactionBetweenIngestPlanAndCommit(t *testing.T) {
 	h.account(b)
 	tbl := h.load()
 	require.EqualValues(t, 4, tbl.CurrentSnapshot().Summary.Properties.GetInt("total-data-files", 0))
-	o, found, err := sink.ReadOffsets(tbl.Metadata())
+	o, found, err := offsets.Read(tbl.Metadata())
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, h.next, o.Next[0])

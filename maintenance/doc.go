@@ -16,7 +16,8 @@
 // when snapshots are past history.expire.max-snapshot-age-ms; manifest
 // rewriting past ManifestMaxCount manifests; orphan removal once per
 // OrphanInterval. Metadata files are cleaned by the catalog on commit
-// (write.metadata.delete-after-commit.enabled, in TableDefaults) and any
+// (write.metadata.delete-after-commit.enabled, in the owned-table
+// defaults of package tabledefaults) and any
 // left over by orphan removal.
 //
 // # Living with ingest
@@ -57,7 +58,7 @@
 //
 // File map:
 //
-//   - policy.go: table properties, defaults, TableDefaults, PolicyOf.
+//   - policy.go: table properties, defaults, TunablePrefixes, PolicyOf.
 //   - scheduler.go: Scheduler, Config, passes, RunJobs, Status.
 //   - job.go: Result, job names, the commit retry helpers, offsetProps.
 //   - compact.go, expire.go, manifests.go, orphans.go: one job each.

@@ -15,6 +15,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/offsets"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -52,7 +53,7 @@ func TestExpireKeepsRefsAndDeletesExpiredFiles(t *testing.T) {
 	}
 	require.Len(t, replaced, 24)
 	snapsBefore := len(tbl.Metadata().Snapshots())
-	offsets := h.headOffsets()
+	headOffsets := h.headOffsets()
 
 	time.Sleep(1100 * time.Millisecond)
 	r := h.run(maintenance.JobExpire)
@@ -62,7 +63,7 @@ func TestExpireKeepsRefsAndDeletesExpiredFiles(t *testing.T) {
 	require.Equal(t, snapsBefore-len(kept), r.SnapshotsExpired)
 	// main's head, the tag's and the branch's snapshot remain.
 	require.Len(t, kept, 3, "snapshots kept: %v", kept)
-	require.Equal(t, offsets, h.headOffsets(), "expiry leaves main's head and its offsets")
+	require.Equal(t, headOffsets, h.headOffsets(), "expiry leaves main's head and its offsets")
 
 	h.check(tbl, nil, h.next)
 	h.check(tbl, tagged, taggedRows)
@@ -82,7 +83,7 @@ func TestExpireKeepsRefsAndDeletesExpiredFiles(t *testing.T) {
 
 	// The next pass has nothing to expire; ingest continues from the head.
 	require.Equal(t, "nothing to expire", h.run(maintenance.JobExpire).Skipped)
-	o, found, err := sink.ReadOffsets(tbl.Metadata())
+	o, found, err := offsets.Read(tbl.Metadata())
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, h.next, o.Next[0])
@@ -120,7 +121,7 @@ func TestExpiryKeepsIdlePartitionPosition(t *testing.T) {
 	require.NoError(t, err)
 	defer res.Release()
 	require.EqualValues(t, 50+10, res.NumRows())
-	o, _, err := sink.ReadOffsets(h.load().Metadata())
+	o, _, err := offsets.Read(h.load().Metadata())
 	require.NoError(t, err)
 	require.Equal(t, map[int32]int64{0: 50, 1: 10}, o.Next)
 }

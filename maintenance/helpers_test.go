@@ -23,6 +23,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/internal/testserver"
 	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/offsets"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -202,7 +203,7 @@ func (h *harness) headOffsets() string {
 	h.t.Helper()
 	s := h.load().CurrentSnapshot()
 	require.NotNil(h.t, s)
-	return s.Summary.Properties[sink.OffsetsProperty]
+	return s.Summary.Properties[offsets.Property]
 }
 
 // run runs one job on air.flights.

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 // Job names, as the API and CLI spell them.
@@ -273,8 +273,8 @@ func backoff(ctx context.Context, attempt int) error {
 // batch's partitions still equal its start) accepts the maintenance
 // snapshot landing between a batch's plan and its commit.
 func offsetProps(base *table.Table) (iceberg.Properties, error) {
-	o, found, err := sink.ReadOffsets(base.Metadata())
-	if errors.Is(err, sink.ErrOffsetsLost) {
+	o, found, err := offsets.Read(base.Metadata())
+	if errors.Is(err, offsets.ErrLost) {
 		// No snapshot left on main's lineage carries offsets: a table no
 		// topic ever wrote (any other engine's) once expiry dropped its
 		// first snapshot, or a topic table whose offsets were lost

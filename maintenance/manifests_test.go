@@ -6,8 +6,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/offsets"
+	"github.com/tarnhq/tarn/tabledefaults"
 )
 
 // Without manifest merging every append adds a manifest; past
@@ -32,11 +33,11 @@ func TestRewriteManifestsCarriesOffsets(t *testing.T) {
 	h.check(h.load(), nil, h.next)
 }
 
-// Tables Tarn creates get TableDefaults, with which appends merge
+// Tables Tarn creates get tabledefaults.Properties, with which appends merge
 // manifests themselves.
 func TestTableDefaultsMergeManifestsOnAppend(t *testing.T) {
 	props := map[string]string{}
-	for k, v := range maintenance.TableDefaults() {
+	for k, v := range tabledefaults.Properties() {
 		props[k] = v
 	}
 	h := newHarness(t, props)
@@ -87,7 +88,7 @@ func TestStatusAndMetrics(t *testing.T) {
 
 	_, err = h.sched.RunJobs(h.ctx, tableIdent, []string{"vacuum"})
 	require.ErrorIs(t, err, maintenance.ErrUnknownJob)
-	o, found, err := sink.ReadOffsets(h.load().Metadata())
+	o, found, err := offsets.Read(h.load().Metadata())
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, h.next, o.Next[0])

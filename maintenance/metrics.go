@@ -61,6 +61,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
+// forget deletes the series of table (the scheduler no longer lists
+// it): its gauges and its per-table counters, which a table of the same
+// name created later starts from zero (Prometheus reads the drop as a
+// counter reset).
+func (m *metrics) forget(table string) {
+	for _, v := range []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}{m.files, m.bytes, m.snapshots, m.compacted, m.bytesRewritten, m.expired, m.orphans, m.skipped} {
+		v.DeletePartialMatch(prometheus.Labels{"table": table})
+	}
+}
+
 // observe records one job run.
 func (m *metrics) observe(r Result, err error) {
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/tarnhq/tarn/tabledefaults"
 )
 
 // Table properties that steer maintenance, beside the Iceberg ones it
@@ -55,41 +57,11 @@ const (
 	// DefaultOrphanInterval: orphan removal is expensive (a listing and
 	// every manifest), and orphans are rare; hourly is plenty.
 	DefaultOrphanInterval = time.Hour
-	// DefaultManifestMaxCount: with manifest merging on (TableDefaults)
+	// DefaultManifestMaxCount: with manifest merging on (tabledefaults)
 	// appends already keep the count near
 	// commit.manifest.min-count-to-merge; this catches tables without it.
 	DefaultManifestMaxCount = 32
-	// DefaultMaxSnapshotAge is history.expire.max-snapshot-age-ms for
-	// tables Tarn owns: one hour of history (3,600 snapshots at a 1 s
-	// cadence) for time travel and slow readers, and a metadata.json that
-	// stops growing after that hour.
-	DefaultMaxSnapshotAge = time.Hour
 )
-
-// TableDefaults are the properties a table Tarn owns is created with
-// (ingest/pipeline EnsureTable), so that its metadata stays small at a
-// 1 s commit cadence; set on the table, so every engine sees them, and
-// overridable like any property:
-//
-//   - history.expire.max-snapshot-age-ms = 3600000 (1 h; Iceberg's default
-//     is 5 days) and history.expire.min-snapshots-to-keep = 1: what expiry
-//     keeps.
-//   - commit.manifest-merge.enabled = true and
-//     commit.manifest.min-count-to-merge = 16: each append merges small
-//     manifests (iceberg-go's default is off, one manifest per commit).
-//   - write.metadata.delete-after-commit.enabled = true and
-//     write.metadata.previous-versions-max = 10: old metadata.json files
-//     are deleted as new ones are committed.
-func TableDefaults() iceberg.Properties {
-	return iceberg.Properties{
-		table.MaxSnapshotAgeMsKey:                 strconv.FormatInt(DefaultMaxSnapshotAge.Milliseconds(), 10),
-		table.MinSnapshotsToKeepKey:               "1",
-		table.ManifestMergeEnabledKey:             "true",
-		table.ManifestMinMergeCountKey:            "16",
-		table.MetadataDeleteAfterCommitEnabledKey: "true",
-		table.MetadataPreviousVersionsMaxKey:      "10",
-	}
-}
 
 // Policy is one table's maintenance settings, from its properties.
 type Policy struct {
@@ -103,7 +75,7 @@ type Policy struct {
 	// MaxSnapshotAge: snapshots older than this (beyond the newest
 	// MinSnapshotsToKeep of each branch) are expired. From
 	// history.expire.max-snapshot-age-ms; for an owned table without it,
-	// DefaultMaxSnapshotAge; otherwise Iceberg's 5 days.
+	// tabledefaults.MaxSnapshotAge; otherwise Iceberg's 5 days.
 	MaxSnapshotAge time.Duration
 	// OrphanAge: unreferenced files older than this are removed; never
 	// below MinOrphanAge.
@@ -117,6 +89,14 @@ type Policy struct {
 
 // propertyPrefix starts every property of this package.
 const propertyPrefix = "tarn.maintenance."
+
+// TunablePrefixes are the key prefixes of this package's table
+// properties a REST client may set or remove on a table Tarn owns (the
+// catalog's Config.TunablePrefixes): tarn.maintenance.* and the
+// compaction target size (write.target-file-size-bytes). The Iceberg
+// properties maintenance honours that the owned-table defaults set
+// (history.expire.*, commit.manifest.*) are tabledefaults.TunablePrefixes.
+var TunablePrefixes = []string{propertyPrefix, table.WriteTargetFileSizeBytesKey}
 
 // ValidateProperties checks the tarn.maintenance.* keys of a table's
 // properties: each must be one of this package's and parse (a bool for
@@ -148,7 +128,7 @@ func ValidateProperties(props iceberg.Properties) error {
 
 // PolicyOf reads props (a table's properties); owned says whether Tarn
 // owns the table, which turns maintenance on by default and applies
-// TableDefaults' snapshot age when the table lacks the property.
+// tabledefaults.MaxSnapshotAge when the table lacks the property.
 func PolicyOf(props iceberg.Properties, owned bool) Policy {
 	p := Policy{
 		Enabled:            props.GetBool(EnabledProperty, owned),
@@ -160,7 +140,7 @@ func PolicyOf(props iceberg.Properties, owned bool) Policy {
 	}
 	age := table.MaxSnapshotAgeMsDefault
 	if owned {
-		age = DefaultMaxSnapshotAge.Milliseconds()
+		age = tabledefaults.MaxSnapshotAge.Milliseconds()
 	}
 	p.MaxSnapshotAge = time.Duration(props.GetInt64(table.MaxSnapshotAgeMsKey, age)) * time.Millisecond
 	if p.CompactMinFiles < 2 {

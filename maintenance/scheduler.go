@@ -83,6 +83,11 @@ type Deps struct {
 // Progress is kept in memory: after a restart every job is due once
 // (orphan removal included), and the status starts empty.
 //
+// A table's state (its run lock, status and per-table metric series) is
+// kept while the catalog lists it: a pass forgets the tables its listing
+// no longer has (dropped or renamed, here or by another replica; see
+// forgetUnlisted).
+//
 // Lock order: a table's run lock, then mu; mu is never held across a job.
 type Scheduler struct {
 	cfg  Config
@@ -92,8 +97,21 @@ type Scheduler struct {
 
 	mu       sync.Mutex
 	tables   map[string]*tableState
-	runLocks map[string]*sync.Mutex
+	runLocks map[string]*runLock
+	// runs counts runTable calls; runLock.seen is the count at the
+	// table's last one, so a pass tells a run that began after its
+	// listing (of a table created since) from one before it.
+	runs     uint64
 	lastPass time.Time
+}
+
+// runLock serializes the jobs on one table. users (under Scheduler.mu)
+// counts the runTable calls holding or waiting for it; seen is
+// Scheduler.runs at the last one's start.
+type runLock struct {
+	sync.Mutex
+	users int
+	seen  uint64
 }
 
 type tableState struct {
@@ -158,7 +176,7 @@ func New(cfg Config, deps Deps) (*Scheduler, error) {
 		return nil, err
 	}
 	return &Scheduler{cfg: cfg, deps: deps, log: deps.Logger, m: m,
-		tables: map[string]*tableState{}, runLocks: map[string]*sync.Mutex{}}, nil
+		tables: map[string]*tableState{}, runLocks: map[string]*runLock{}}, nil
 }
 
 // Run passes over the tables every Interval (jittered) until ctx ends.
@@ -182,13 +200,18 @@ func (s *Scheduler) Run(ctx context.Context) {
 }
 
 // Pass runs the due jobs on every enabled table once, Concurrency tables
-// at a time, in random order. Job errors are logged and kept in the
-// status; the error returned is the table listing's.
+// at a time, in random order, after forgetting the tables the catalog no
+// longer lists. Job errors are logged and kept in the status; the error
+// returned is the table listing's.
 func (s *Scheduler) Pass(ctx context.Context) error {
+	s.mu.Lock()
+	before := s.runs
+	s.mu.Unlock()
 	ids, err := s.listTables(ctx)
 	if err != nil {
 		return err
 	}
+	s.forgetUnlisted(ids, before)
 	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 	sem := make(chan struct{}, s.cfg.Concurrency)
 	var wg sync.WaitGroup
@@ -241,12 +264,20 @@ func (s *Scheduler) runTable(ctx context.Context, id catalog.Ident, jobs []strin
 	s.mu.Lock()
 	lock := s.runLocks[key]
 	if lock == nil {
-		lock = &sync.Mutex{}
+		lock = &runLock{}
 		s.runLocks[key] = lock
 	}
+	s.runs++
+	lock.users++
+	lock.seen = s.runs
 	s.mu.Unlock()
 	lock.Lock()
-	defer lock.Unlock()
+	defer func() {
+		lock.Unlock()
+		s.mu.Lock()
+		lock.users--
+		s.mu.Unlock()
+	}()
 
 	wh, err := s.deps.Catalog.TableWarehouse(ctx, id)
 	if err != nil {
@@ -409,6 +440,33 @@ func (s *Scheduler) Status() Status {
 		return 0
 	})
 	return out
+}
+
+// forgetUnlisted drops the run lock, status and per-table metric series
+// of every table not in listed, the catalog's tables as listed after
+// runs was before: dropped (or renamed) tables, which would otherwise be
+// kept, reported and exported for the life of the process.
+//
+// A table is kept while a runTable holds or waits for its lock (users),
+// and when a runTable began after the listing started (seen > before):
+// a table created since, run on request, that the listing may not show.
+// Forgetting a table between two of its runs is harmless: the next one
+// starts its status afresh.
+func (s *Scheduler) forgetUnlisted(listed []catalog.Ident, before uint64) {
+	keep := make(map[string]bool, len(listed))
+	for _, id := range listed {
+		keep[catalog.FormatIdent(id)] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, lock := range s.runLocks {
+		if keep[key] || lock.users > 0 || lock.seen > before {
+			continue
+		}
+		delete(s.runLocks, key)
+		delete(s.tables, key)
+		s.m.forget(key)
+	}
 }
 
 // listTables lists every table of the catalog.

@@ -36,6 +36,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/upsert"
 	"github.com/tarnhq/tarn/internal/strictjson"
 	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/offsets"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/spec"
 	"github.com/tarnhq/tarn/storage"
@@ -168,10 +169,10 @@ func TestErrorMapping(t *testing.T) {
 		{"ingest/source.ErrClosed", source.ErrClosed, spec.ServerError},
 		{"ingest/sink.ErrInvalidConfig", sink.ErrInvalidConfig, spec.ServerError},
 		{"ingest/sink.ErrInvalidBatch", sink.ErrInvalidBatch, spec.ServerError},
-		{"ingest/sink.ErrInvalidOffsets", sink.ErrInvalidOffsets, spec.ServerError},
+		{"ingest/offsets.ErrInvalid", offsets.ErrInvalid, spec.ServerError},
 		{"ingest/sink.ErrForeignOffsets", sink.ErrForeignOffsets, spec.ServerError},
 		{"ingest/sink.ErrTopicRecreated", sink.ErrTopicRecreated, spec.ServerError},
-		{"ingest/sink.ErrOffsetsLost", sink.ErrOffsetsLost, spec.ServerError},
+		{"ingest/offsets.ErrLost", offsets.ErrLost, spec.ServerError},
 		{"ingest/sink.ErrSortedTable", sink.ErrSortedTable, spec.ServerError},
 		{"ingest/sink.ErrWrittenDone", sink.ErrWrittenDone, spec.ServerError},
 		{"ingest/sink.ErrStaleBatch", sink.ErrStaleBatch, spec.ServerError},

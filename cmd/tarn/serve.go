@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +28,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/server"
+	"github.com/tarnhq/tarn/tabledefaults"
 )
 
 // Defaults of `tarn serve`.
@@ -201,6 +203,13 @@ func validateTableProperties(props iceberg.Properties) error {
 	return delta.ValidateProperties(props)
 }
 
+// tunablePrefixes are the properties a REST client may still change on
+// a table a topic owns (catalog.Config.TunablePrefixes): the owned-table
+// defaults', maintenance's and the Delta output's.
+func tunablePrefixes() []string {
+	return slices.Concat(tabledefaults.TunablePrefixes, maintenance.TunablePrefixes, delta.TunableProperties)
+}
+
 // maintenanceConfig is the scheduler's config of the flags.
 func (cfg serveConfig) maintenanceConfig() maintenance.Config {
 	return maintenance.Config{Interval: cfg.maintenanceInterval, Concurrency: cfg.maintenanceConcurrency,
@@ -278,7 +287,8 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		}
 		return nil, dataDirError(cfg.dataDir, err)
 	}
-	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log, ValidateTableProperties: validateTableProperties})
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log, ValidateTableProperties: validateTableProperties,
+		TunablePrefixes: tunablePrefixes()})
 	if err != nil {
 		store.Close()
 		return nil, err

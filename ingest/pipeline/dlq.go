@@ -14,6 +14,7 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 // DLQ table (DESIGN.md "Bad records", error mode dlq).
@@ -188,7 +189,7 @@ func (d *dlqWriter) commit(ctx context.Context, ranges map[int32]sink.Range, row
 	}
 	var err error
 	for range maxDLQAttempts {
-		var head sink.Offsets
+		var head offsets.Offsets
 		if head, err = d.sink.Head(ctx); err != nil {
 			return 0, err
 		}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/pipeline"
-	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 // badCase is one bad record of the error-mode tests.
@@ -314,7 +314,7 @@ func TestDLQModeSwitched(t *testing.T) {
 	require.True(t, exists)
 	checkDLQ(t, dlq, bad[2:])
 	assert.Equal(t, totals(fs[:30]), e.scan().totals())
-	o, found, err := sink.ReadOffsets(dlq.Metadata())
+	o, found, err := offsets.Read(dlq.Metadata())
 	require.NoError(t, err)
 	require.True(t, found)
 	assert.Equal(t, map[int32]int64{0: 12, 1: 12}, o.Next, "the dlq table's offsets: the partitions of the batch it was committed with")

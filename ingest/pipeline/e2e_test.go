@@ -19,12 +19,12 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/pipeline"
-	"github.com/tarnhq/tarn/ingest/sink"
 	kafkasource "github.com/tarnhq/tarn/ingest/source"
 	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/internal/sample"
 	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/internal/testkafka"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 const (
@@ -170,7 +170,7 @@ func TestE2EFlights(t *testing.T) {
 	head := func() map[int32]int64 {
 		tbl, err := tio.LoadTable(ctx, table.Identifier{"air", "flights"})
 		require.NoError(t, err)
-		o, found, err := sink.ReadOffsets(tbl.Metadata())
+		o, found, err := offsets.Read(tbl.Metadata())
 		require.NoError(t, err)
 		if !found {
 			return map[int32]int64{}

@@ -22,13 +22,13 @@ import (
 // compileProtobuf compiles a Protobuf schema with its references (keyed by
 // import path, the Confluent reference name) and picks the message the
 // indexes name (nil: the first). Compiling is local work: ctx only bounds
-// it.
-func compileProtobuf(sch sr.Schema, refs []reference, indexes []int) (compiled, error) {
+// it (protocompile stops when it ends, and the error is ctx's).
+func compileProtobuf(ctx context.Context, sch sr.Schema, refs []reference, indexes []int) (compiled, error) {
 	texts := make(map[string]string, len(refs))
 	for _, r := range refs {
 		texts[r.name] = r.schema.Schema
 	}
-	fd, err := protobuf.Compile(context.Background(), sch.Schema, texts)
+	fd, err := protobuf.Compile(ctx, sch.Schema, texts)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -47,7 +47,7 @@ func compileProtobuf(sch sr.Schema, refs []reference, indexes []int) (compiled, 
 
 // compileJSONSchema compiles a JSON Schema with its references (keyed by
 // the $ref they answer, the Confluent reference name).
-func compileJSONSchema(sch sr.Schema, refs []reference, _ []int) (compiled, error) {
+func compileJSONSchema(_ context.Context, sch sr.Schema, refs []reference, _ []int) (compiled, error) {
 	texts := make(map[string]string, len(refs))
 	for _, r := range refs {
 		texts[r.name] = r.schema.Schema

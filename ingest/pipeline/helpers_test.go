@@ -31,8 +31,8 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/avro"
 	"github.com/tarnhq/tarn/ingest/pipeline"
-	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/internal/testserver"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 const (
@@ -334,7 +334,7 @@ func (e *env) head() map[int32]int64 {
 	e.t.Helper()
 	tbl, err := e.tio.LoadTable(e.ctx, table.Identifier{"air", "flights"})
 	require.NoError(e.t, err)
-	o, found, err := sink.ReadOffsets(tbl.Metadata())
+	o, found, err := offsets.Read(tbl.Metadata())
 	require.NoError(e.t, err)
 	if !found {
 		return map[int32]int64{}

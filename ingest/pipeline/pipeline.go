@@ -22,6 +22,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/source"
 	"github.com/tarnhq/tarn/ingest/upsert"
 	"github.com/tarnhq/tarn/internal/recovery"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 const (
@@ -667,7 +668,7 @@ func (p *Pipeline) suspend(ctx context.Context, rerr *RecordError) error {
 // failure after which the table's head decides (a failed write, an
 // unknown commit outcome, a commit still conflicting after the sink's
 // rebases). err is returned when the table cannot be trusted
-// (sink.ErrInvalidOffsets), the sink refused the batch, ctx ended, or
+// (offsets.ErrInvalid), the sink refused the batch, ctx ended, or
 // maxFlushFailures flushes in a row failed.
 func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	if p.buf.empty() {
@@ -749,7 +750,7 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 		p.log.Info("batch dropped: another writer committed its offsets; re-seeking from the table", "err", err)
 		p.reseek(stale.Head.Next, batch.Ranges)
 		return true, nil
-	case errors.Is(err, sink.ErrInvalidOffsets), errors.Is(err, sink.ErrInvalidBatch), errors.Is(err, upsert.ErrIndexMismatch),
+	case errors.Is(err, offsets.ErrInvalid), errors.Is(err, sink.ErrInvalidBatch), errors.Is(err, upsert.ErrIndexMismatch),
 		errors.Is(err, sink.ErrSortedTable), errors.Is(err, sink.ErrWrittenDone), errors.Is(err, ErrTableShape), ctx.Err() != nil:
 		return false, err
 	}

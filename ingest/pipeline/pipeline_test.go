@@ -17,7 +17,7 @@ import (
 
 	"github.com/tarnhq/tarn/ingest/avro"
 	"github.com/tarnhq/tarn/ingest/pipeline"
-	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 // TestMaterializesFlights: 10,000 real flights rows produced as Avro over
@@ -121,10 +121,10 @@ func TestConcurrentCommitsBetweenFlushes(t *testing.T) {
 		{name: "maintenance snapshot", rebases: true, moreSnap: true, meddle: func(e *env, _ int) {
 			tbl, err := e.tio.LoadTable(e.ctx, table.Identifier{"air", "flights"})
 			require.NoError(e.t, err)
-			o, found, err := sink.ReadOffsets(tbl.Metadata())
+			o, found, err := offsets.Read(tbl.Metadata())
 			require.NoError(e.t, err)
 			if !found {
-				o = sink.Offsets{Cluster: testCluster, Topic: testTopic, Next: map[int32]int64{}}
+				o = offsets.Offsets{Cluster: testCluster, Topic: testTopic, Next: map[int32]int64{}}
 			}
 			txn := tbl.NewTransaction()
 			require.NoError(e.t, txn.AddFiles(e.ctx, nil, o.Properties(), true))

@@ -270,9 +270,11 @@ type format struct {
 	// compile maps a registry schema (its references fetched, in
 	// dependency order: each after those it references) to a writer;
 	// indexes are the Protobuf message indexes (nil for the first message).
-	// Errors wrap codec.ErrUnsupported (or codec.ErrBadRecord for a
-	// message index the schema lacks).
-	compile func(sch sr.Schema, refs []reference, indexes []int) (compiled, error)
+	// ctx is the caller's: a compile that takes time (Protobuf's) stops
+	// when it ends, with ctx's error. Other errors wrap
+	// codec.ErrUnsupported (or codec.ErrBadRecord for a message index the
+	// schema lacks).
+	compile func(ctx context.Context, sch sr.Schema, refs []reference, indexes []int) (compiled, error)
 	// schemaless is the one writer of a schemaless format, its decoder
 	// built with opts.
 	schemaless func(opts []codec.Option) compiled
@@ -309,7 +311,7 @@ func compileSchema(ctx context.Context, reg Registry, f Format, sch sr.Schema, i
 	if err := collectReferences(ctx, reg, sch, &refs, map[string]bool{}, 0); err != nil {
 		return compiled{}, err
 	}
-	return fm.compile(sch, refs, indexes)
+	return fm.compile(ctx, sch, refs, indexes)
 }
 
 // collectReferences appends sch's references to refs, depth first, each
@@ -356,7 +358,7 @@ func collectReferences(ctx context.Context, reg Registry, sch sr.Schema, refs *[
 // (Confluent schema references: named types defined in other subjects),
 // all into one fresh cache so that named types of different schema ids
 // never mix.
-func compileAvro(sch sr.Schema, refs []reference, _ []int) (compiled, error) {
+func compileAvro(_ context.Context, sch sr.Schema, refs []reference, _ []int) (compiled, error) {
 	cache := &hamba.SchemaCache{}
 	for _, ref := range refs {
 		if _, err := hamba.ParseWithCache(ref.schema.Schema, "", cache); err != nil {

@@ -190,3 +190,22 @@ func BenchmarkForValue(b *testing.B) {
 		})
 	}
 }
+
+// Regression (issue 21 item 6): a Protobuf schema compiled under
+// context.Background() whatever the caller's context, so a pipeline
+// stopping waited for it. compileSchema passes the caller's context to
+// protocompile: a cancelled one fails the compile with its error, which
+// resolve returns instead of caching a verdict.
+func TestCompileProtobufHonoursContext(t *testing.T) {
+	sch := sr.Schema{Type: sr.TypeProtobuf, Schema: `syntax = "proto3"; message M { int64 a = 1; }`}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := compileSchema(ctx, nil, FormatProtobuf, sch, nil)
+	require.ErrorIs(t, err, context.Canceled)
+
+	c, err := compileSchema(context.Background(), nil, FormatProtobuf, sch, nil)
+	require.NoError(t, err)
+	f, ok := c.writer.FindFieldByName("a")
+	require.True(t, ok, "writer %s", c.writer)
+	require.Equal(t, iceberg.PrimitiveTypes.Int64, f.Type)
+}

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/spec"
+	"github.com/tarnhq/tarn/tabledefaults"
 )
 
 // KafkaColumn is the name of the struct column every materialized row
@@ -96,7 +96,7 @@ func TableSchema(user *iceberg.Schema) (*iceberg.Schema, error) {
 // day(_kafka.timestamp)), no sort order (the sink writes unsorted tables
 // only, so that row positions follow the batch order) and
 // write.parquet.compression-codec=zstd, no Parquet dictionary for
-// _kafka.offset and _kafka.timestamp, plus maintenance.TableDefaults
+// _kafka.offset and _kafka.timestamp, plus tabledefaults.Properties
 // (tableProperties). An existing table is left as it
 // is, after checking that its _kafka column has DESIGN.md's shape.
 // created reports whether this call created the table. In error mode
@@ -159,12 +159,11 @@ func ensureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 
 // tableProperties are a new table's properties: zstd, no Parquet
 // dictionary for _kafka.offset and _kafka.timestamp (plainKafkaColumns),
-// and maintenance's defaults for tables Tarn owns (snapshot retention in
-// hours, manifest merging, old metadata files deleted;
-// maintenance.TableDefaults), which keep the metadata small at a 1 s
-// commit cadence.
+// and the defaults for tables Tarn owns (snapshot retention in hours,
+// manifest merging, old metadata files deleted; tabledefaults.Properties),
+// which keep the metadata small at a 1 s commit cadence.
 func tableProperties() iceberg.Properties {
-	props := maintenance.TableDefaults()
+	props := tabledefaults.Properties()
 	props[CompressionProperty] = CompressionCodec
 	for _, col := range plainKafkaColumns {
 		props[dictionaryEncodingProperty+col] = "false"

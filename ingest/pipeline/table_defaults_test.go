@@ -11,11 +11,11 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/internal/testserver"
-	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/tabledefaults"
 )
 
 // A topic's table (and its dead letter table) is created with
-// maintenance's defaults for owned tables, zstd, and no Parquet dictionary
+// the defaults for owned tables (tabledefaults), zstd, and no Parquet dictionary
 // for _kafka.offset and _kafka.timestamp.
 func TestEnsureTableSetsMaintenanceDefaults(t *testing.T) {
 	ctx := context.Background()
@@ -30,7 +30,7 @@ func TestEnsureTableSetsMaintenanceDefaults(t *testing.T) {
 		tbl, err := cat.TableIO(wh).LoadTable(ctx, table.Identifier{"air", name})
 		require.NoError(t, err)
 		props := tbl.Properties()
-		for k, v := range maintenance.TableDefaults() {
+		for k, v := range tabledefaults.Properties() {
 			require.Equal(t, v, props[k], "%s: %s", name, k)
 		}
 		require.Equal(t, "3600000", props[table.MaxSnapshotAgeMsKey])

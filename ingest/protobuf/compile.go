@@ -33,7 +33,9 @@ const rootName = "tarn-writer-schema.proto"
 //
 // Errors wrap ErrUnsupported: a syntax or link error (the first one
 // protocompile reports, with file, line and column), or an import that is
-// neither in refs nor a standard file. ctx cancels the compilation.
+// neither in refs nor a standard file. ctx cancels the compilation: when
+// it has ended the error wraps ctx.Err() instead, which says nothing
+// about the schema.
 func Compile(ctx context.Context, schema string, refs map[string]string) (protoreflect.FileDescriptor, error) {
 	name := rootName
 	for _, taken := refs[name]; taken; _, taken = refs[name] {
@@ -64,6 +66,11 @@ func Compile(ctx context.Context, schema string, refs map[string]string) (protor
 	}
 	files, err := c.Compile(ctx, name)
 	if err != nil {
+		if ctx.Err() != nil {
+			// protocompile stopped for ctx (or failed as it ended):
+			// not a verdict on the schema, which a caller might cache.
+			return nil, fmt.Errorf("protobuf schema: %w", ctx.Err())
+		}
 		return nil, fmt.Errorf("%w: protobuf schema: %v", ErrUnsupported, err)
 	}
 

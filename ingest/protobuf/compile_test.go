@@ -110,6 +110,21 @@ func TestCompileErrors(t *testing.T) {
 	}
 }
 
+// Regression (issue 21 item 6): a compile stopped by its context was
+// reported as an unsupported schema (ErrUnsupported, the cause flattened
+// with %v), a verdict a pipeline caches and suspends the topic on. It
+// now fails with the context's error and no verdict.
+func TestCompileCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := tarnpb.Compile(ctx, orderSchema, orderRefs)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, tarnpb.ErrUnsupported)
+
+	_, err = tarnpb.Compile(context.Background(), orderSchema, orderRefs)
+	require.NoError(t, err, "the same schema compiles with a live context")
+}
+
 func TestMessageByIndexes(t *testing.T) {
 	fd := compile(t, `syntax = "proto3";
 message A { int32 a = 1; }

@@ -83,10 +83,10 @@
 // holds and the catalog applies the commit over the new metadata.
 //
 // A snapshot without offsets on top of main (an external writer's, on a
-// table released from Tarn) consumed nothing from Kafka: ReadOffsets takes
+// table released from Tarn) consumed nothing from Kafka: offsets.Read takes
 // the offsets of the nearest ancestor that has them, and the sink's next
 // snapshot carries the full map again. If expiry removed every ancestor
-// with offsets, Head fails with ErrOffsetsLost rather than start over.
+// with offsets, Head fails with offsets.ErrLost rather than start over.
 // Rolling main back to an older snapshot rolls the offsets back with the
 // rows; the pipeline re-reads from there.
 //
@@ -97,7 +97,7 @@
 // the offsets instead.
 //
 // Other Tarn writers (maintenance) must do the same: carry the offsets of
-// the head they planned on (ReadOffsets, Offsets.Properties) and commit
+// the head they planned on (offsets.Read, offsets.Offsets.Properties) and commit
 // conditional on that head, never replayed onto a newer one, or an older
 // map lands on top of newer rows:
 //
@@ -149,8 +149,9 @@
 //
 // File map:
 //
-//   - offsets.go: [Offsets], its JSON codec, [ReadOffsets] (the lineage walk).
-//   - sink.go: [Sink], [Batch], [Written]: Head, Write, CommitWritten.
+//   - sink.go: [Sink], [Batch], [Written]: Head, Write, CommitWritten;
+//     the head's offsets are package offsets' (its JSON codec and the
+//     lineage walk), shared with maintenance.
 //   - partition.go: day partitioning done by Write itself for Tarn's
 //     default spec (dayPartitioner), instead of iceberg-go's per row.
 //   - errors.go: sentinels and [StaleBatchError].

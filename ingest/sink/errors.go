@@ -3,10 +3,13 @@ package sink
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tarnhq/tarn/offsets"
 )
 
 // Sentinels. Errors of this package wrap one of them (or a catalog /
-// iceberg-go error) with %w.
+// iceberg-go error, or offsets.ErrInvalid and offsets.ErrLost for the
+// head's offsets) with %w.
 var (
 	// ErrInvalidConfig: a Config field is missing or out of range.
 	ErrInvalidConfig = errors.New("invalid sink config")
@@ -14,22 +17,15 @@ var (
 	// partition or offset, End before Start, records of differing schemas).
 	// A programming error in the caller, not a data problem.
 	ErrInvalidBatch = errors.New("invalid batch")
-	// ErrInvalidOffsets: a snapshot's tarn.kafka.offsets property cannot be
-	// parsed or holds impossible values. The sink fails closed rather than
-	// guess a position, which could lose or duplicate records.
-	ErrInvalidOffsets = errors.New("invalid tarn.kafka.offsets property")
-	// ErrForeignOffsets: the table's offsets belong to another Kafka cluster
-	// or topic than the sink's Config names.
-	ErrForeignOffsets = fmt.Errorf("%w: offsets of another cluster or topic", ErrInvalidOffsets)
+	// ErrForeignOffsets (an offsets.ErrInvalid): the table's offsets
+	// belong to another Kafka cluster or topic than the sink's Config
+	// names.
+	ErrForeignOffsets = fmt.Errorf("%w: offsets of another cluster or topic", offsets.ErrInvalid)
 	// ErrTopicRecreated: the table's offsets were recorded for a topic of
 	// the same name but another Kafka topic id: the topic was deleted and
 	// recreated, and its offsets now count different records. Resuming
 	// would skip the new topic's first records silently.
 	ErrTopicRecreated = fmt.Errorf("%w: the topic was deleted and recreated", ErrForeignOffsets)
-	// ErrOffsetsLost: no snapshot on main's lineage carries offsets, but
-	// the lineage is truncated (its oldest snapshots expired), so earlier
-	// ones may have; starting over could duplicate records.
-	ErrOffsetsLost = fmt.Errorf("%w: lineage truncated before any snapshot with offsets", ErrInvalidOffsets)
 	// ErrSortedTable: the table has a sort order. iceberg-go sorts each
 	// batch before writing it, so rows would not keep the batch's order and
 	// row positions (see the package doc) would not be known.
@@ -55,7 +51,7 @@ var (
 // start). It matches ErrStaleBatch with errors.Is.
 type StaleBatchError struct {
 	// Head is the table's offsets at the time of the verdict.
-	Head Offsets
+	Head offsets.Offsets
 	// Partition is the lowest partition that moved.
 	Partition int32
 	// Start is the offset the batch planned Partition from.

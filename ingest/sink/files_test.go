@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 // TestParquetFilesAreZstdWithFieldIDs: the data files the sink commits are
@@ -25,7 +26,7 @@ import (
 func TestParquetFilesAreZstdWithFieldIDs(t *testing.T) {
 	h := newHarness(t, nil)
 	s := h.open(nil)
-	w, err := s.Write(h.ctx, h.plan(sink.Offsets{}, map[int32]int{0: 50, 1: 50}, 30))
+	w, err := s.Write(h.ctx, h.plan(offsets.Offsets{}, map[int32]int{0: 50, 1: 50}, 30))
 	require.NoError(t, err)
 	require.NoError(t, s.CommitWritten(h.ctx, w))
 	require.NotEmpty(t, w.Files)
@@ -93,7 +94,7 @@ func TestRowPositionsFollowBatchOrder(t *testing.T) {
 			cfg.TargetFileSizeBytes = 1
 			s, err := sink.Open(h.ctx, h.tio, cfg)
 			require.NoError(t, err)
-			b := h.plan(sink.Offsets{}, map[int32]int{0: 40, 1: 25, 2: 7}, 9)
+			b := h.plan(offsets.Offsets{}, map[int32]int{0: 40, 1: 25, 2: 7}, 9)
 			w, err := s.Write(h.ctx, b)
 			require.NoError(t, err)
 			require.Greater(t, len(w.Files), 3)

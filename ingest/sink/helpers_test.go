@@ -19,6 +19,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/internal/testserver"
+	"github.com/tarnhq/tarn/offsets"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -93,7 +94,7 @@ func (h *harness) load() *table.Table {
 // plan builds the batch a pipeline would after reading count records of
 // each partition from head, as one Arrow record per perRecord rows
 // (partitions interleaved row by row, as a consumer would see them).
-func (h *harness) plan(head sink.Offsets, counts map[int32]int, perRecord int) sink.Batch {
+func (h *harness) plan(head offsets.Offsets, counts map[int32]int, perRecord int) sink.Batch {
 	h.t.Helper()
 	b := sink.Batch{Ranges: map[int32]sink.Range{}}
 	next := map[int32]int64{}
@@ -194,7 +195,7 @@ func keysOf(chunks []arrow.Array) []key {
 	return keys
 }
 
-// headProperty returns the OffsetsProperty of the head snapshot itself
+// headProperty returns the offsets.Property of the head snapshot itself
 // (no lineage walk), or "" without one.
 func (h *harness) headProperty() string {
 	h.t.Helper()
@@ -202,7 +203,7 @@ func (h *harness) headProperty() string {
 	if snap == nil || snap.Summary == nil {
 		return ""
 	}
-	return snap.Summary.Properties[sink.OffsetsProperty]
+	return snap.Summary.Properties[offsets.Property]
 }
 
 // spyCatalog is a CatalogIO that records the requirements of every commit

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 // maxCommitAttempts bounds the rebases of one CommitWritten. A rebase is
@@ -69,6 +71,32 @@ type Range struct {
 	// control records or retention gap skipped): where the partition's next
 	// batch starts. End >= Start; End == Start covers nothing.
 	End int64
+}
+
+// advance returns a copy of o with each partition of ranges moved to its
+// End: the cumulative merge of the head's map with a batch's.
+func advance(o offsets.Offsets, ranges map[int32]Range) offsets.Offsets {
+	next := maps.Clone(o.Next)
+	if next == nil {
+		next = make(map[int32]int64, len(ranges))
+	}
+	for p, r := range ranges {
+		next[p] = r.End
+	}
+	o.Next = next
+	return o
+}
+
+// moved returns the lowest partition of ranges that o has at an offset
+// other than the range's Start, and o's offset for it. A partition o lacks
+// has never been committed, so any Start agrees with it.
+func moved(o offsets.Offsets, ranges map[int32]Range) (p int32, next int64, ok bool) {
+	for _, p := range slices.Sorted(maps.Keys(ranges)) {
+		if next, found := o.Next[p]; found && next != ranges[p].Start {
+			return p, next, true
+		}
+	}
+	return 0, 0, false
 }
 
 // Batch is the unit of one commit: rows and the offsets they came from.
@@ -136,16 +164,16 @@ func Open(ctx context.Context, cat table.CatalogIO, cfg Config) (*Sink, error) {
 func (s *Sink) Table() *table.Table { return s.tbl }
 
 // Head reloads the table and returns the offsets of main's head (see
-// ReadOffsets). With none, Next is empty and the caller starts every
+// offsets.Read). With none, Next is empty and the caller starts every
 // partition from its configured start. Call it on start, on partition
 // assignment, and after any Commit error: it is where to seek.
 //
-// Errors: those of LoadTable; ErrInvalidOffsets, ErrForeignOffsets,
-// ErrOffsetsLost.
-func (s *Sink) Head(ctx context.Context) (Offsets, error) {
+// Errors: those of LoadTable; offsets.ErrInvalid, ErrForeignOffsets,
+// offsets.ErrLost.
+func (s *Sink) Head(ctx context.Context) (offsets.Offsets, error) {
 	tbl, err := s.reload(ctx)
 	if err != nil {
-		return Offsets{}, err
+		return offsets.Offsets{}, err
 	}
 	return s.offsetsOf(tbl)
 }
@@ -159,18 +187,18 @@ func (s *Sink) reload(ctx context.Context) (*table.Table, error) {
 	return tbl, nil
 }
 
-func (s *Sink) offsetsOf(tbl *table.Table) (Offsets, error) {
-	o, found, err := ReadOffsets(tbl.Metadata())
+func (s *Sink) offsetsOf(tbl *table.Table) (offsets.Offsets, error) {
+	o, found, err := offsets.Read(tbl.Metadata())
 	switch {
 	case err != nil:
-		return Offsets{}, fmt.Errorf("table %s: %w", s.name(), err)
+		return offsets.Offsets{}, fmt.Errorf("table %s: %w", s.name(), err)
 	case !found:
-		return Offsets{Cluster: s.cfg.Cluster, Topic: s.cfg.Topic, TopicID: s.topicID, Next: map[int32]int64{}}, nil
+		return offsets.Offsets{Cluster: s.cfg.Cluster, Topic: s.cfg.Topic, TopicID: s.topicID, Next: map[int32]int64{}}, nil
 	case o.Cluster != s.cfg.Cluster || o.Topic != s.cfg.Topic:
-		return Offsets{}, fmt.Errorf("table %s holds offsets of cluster %q topic %q, not cluster %q topic %q: %w",
+		return offsets.Offsets{}, fmt.Errorf("table %s holds offsets of cluster %q topic %q, not cluster %q topic %q: %w",
 			s.name(), o.Cluster, o.Topic, s.cfg.Cluster, s.cfg.Topic, ErrForeignOffsets)
 	case o.TopicID != "" && s.topicID != "" && o.TopicID != s.topicID:
-		return Offsets{}, fmt.Errorf("table %s holds offsets of topic %s with id %s, but the topic now has id %s "+
+		return offsets.Offsets{}, fmt.Errorf("table %s holds offsets of topic %s with id %s, but the topic now has id %s "+
 			"(deleted and recreated): its offsets count other records; release or drop the table and enable the topic again: %w",
 			s.name(), o.Topic, o.TopicID, s.topicID, ErrTopicRecreated)
 	case o.TopicID == "":
@@ -181,7 +209,7 @@ func (s *Sink) offsetsOf(tbl *table.Table) (Offsets, error) {
 }
 
 // BindTopicID sets the Kafka topic id the sink's offsets count in (see
-// Offsets.TopicID): later commits record it, and Head refuses a table
+// offsets.Offsets.TopicID): later commits record it, and Head refuses a table
 // whose offsets carry another id. It reloads the head to check it. "" (a
 // broker without topic ids) checks nothing.
 //
@@ -411,7 +439,7 @@ func (s *Sink) Remove(ctx context.Context, w *Written) {
 //     Head.
 //   - catalog.ErrCommitFailed, wrapped: still conflicting after 8
 //     attempts; nothing committed, w may be committed again.
-//   - ErrInvalidOffsets (and its specific kinds) from the head.
+//   - offsets.ErrInvalid (and its specific kinds) from the head.
 //   - anything else, wrapped: the commit was not sent (reload or staging
 //     failed) or its outcome is unknown (catalog.ErrCommitStateUnknown, a
 //     lost reply, the context ended). Call Head and re-seek from it: if
@@ -431,7 +459,7 @@ func (s *Sink) CommitWritten(ctx context.Context, w *Written) error {
 		if err != nil {
 			return err
 		}
-		if p, next, moved := head.moved(w.ranges); moved {
+		if p, next, moved := moved(head, w.ranges); moved {
 			if !fresh {
 				// The cached base may be behind the table; judge
 				// staleness against the table itself.
@@ -451,7 +479,7 @@ func (s *Sink) CommitWritten(ctx context.Context, w *Written) error {
 			return fmt.Errorf("commit to %s: %w", s.name(), ErrMainMoved)
 		}
 
-		txn, err := stage(ctx, base, w, head.advance(w.ranges))
+		txn, err := stage(ctx, base, w, advance(head, w.ranges))
 		if err != nil {
 			// Nothing was sent to the catalog.
 			return fmt.Errorf("commit to %s: %w", s.name(), err)
@@ -487,7 +515,7 @@ func (s *Sink) drop(ctx context.Context, base *table.Table, w *Written) {
 
 // stage prepares, on base, the append of w's files in one snapshot whose
 // summary carries offsets next.
-func stage(ctx context.Context, base *table.Table, w *Written, next Offsets) (*table.Transaction, error) {
+func stage(ctx context.Context, base *table.Table, w *Written, next offsets.Offsets) (*table.Transaction, error) {
 	txn := base.NewTransaction()
 	// The transaction asserts main's snapshot anyway, but iceberg-go's
 	// Commit refreshes and replays an append onto a moved main when the

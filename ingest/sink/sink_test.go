@@ -22,6 +22,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/internal/testwriter"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 // TestFirstCommitRecordsOffsets: an empty table has no offsets; the first
@@ -33,7 +34,7 @@ func TestFirstCommitRecordsOffsets(t *testing.T) {
 
 	head, err := s.Head(h.ctx)
 	require.NoError(t, err)
-	assert.Equal(t, sink.Offsets{Cluster: testCluster, Topic: testTopic, Next: map[int32]int64{}}, head)
+	assert.Equal(t, offsets.Offsets{Cluster: testCluster, Topic: testTopic, Next: map[int32]int64{}}, head)
 
 	require.NoError(t, s.Commit(h.ctx, h.plan(head, map[int32]int{0: 3, 1: 2}, 100)))
 
@@ -42,7 +43,7 @@ func TestFirstCommitRecordsOffsets(t *testing.T) {
 	sum := snaps[0].Summary
 	assert.Equal(t, table.OpAppend, sum.Operation)
 	assert.Equal(t, "5", sum.Properties["added-records"])
-	assert.JSONEq(t, `{"cluster":"cluster-1","topic":"orders","offsets":{"0":3,"1":2}}`, sum.Properties[sink.OffsetsProperty])
+	assert.JSONEq(t, `{"cluster":"cluster-1","topic":"orders","offsets":{"0":3,"1":2}}`, sum.Properties[offsets.Property])
 
 	head, err = s.Head(h.ctx)
 	require.NoError(t, err)
@@ -71,7 +72,7 @@ func TestCumulativeOffsetsKeepIdlePartitions(t *testing.T) {
 			want[p] += int64(n)
 		}
 
-		own, err := sink.ParseOffsets(h.headProperty())
+		own, err := offsets.Parse(h.headProperty())
 		require.NoError(t, err)
 		require.Equal(t, want, own.Next, "round %d", i)
 	}
@@ -112,7 +113,7 @@ func TestRebaseOverConcurrentNonIngestCommit(t *testing.T) {
 			name: "maintenance snapshot carrying the offsets",
 			interfere: func(h *harness) {
 				tbl := h.load()
-				o, found, err := sink.ReadOffsets(tbl.Metadata())
+				o, found, err := offsets.Read(tbl.Metadata())
 				require.NoError(t, err)
 				require.True(t, found)
 				txn := tbl.NewTransaction()
@@ -130,7 +131,7 @@ func TestRebaseOverConcurrentNonIngestCommit(t *testing.T) {
 			interfere: func(h *harness) {
 				s, err := sink.Open(h.ctx, h.tio, h.config())
 				require.NoError(t, err)
-				w, err := s.Write(h.ctx, h.plan(sink.Offsets{}, map[int32]int{9: 4}, 10))
+				w, err := s.Write(h.ctx, h.plan(offsets.Offsets{}, map[int32]int{9: 4}, 10))
 				require.NoError(t, err)
 				txn := h.load().NewTransaction()
 				require.NoError(t, txn.AddDataFiles(h.ctx, w.Files, nil))
@@ -358,7 +359,7 @@ func TestEmptyBatchAdvancesOffsets(t *testing.T) {
 func TestInvalidBatches(t *testing.T) {
 	h := newHarness(t, nil)
 	s := h.open(nil)
-	good := h.plan(sink.Offsets{}, map[int32]int{0: 1}, 10)
+	good := h.plan(offsets.Offsets{}, map[int32]int{0: 1}, 10)
 	xs := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	xb := array.NewRecordBuilder(memory.DefaultAllocator, xs)
 	defer xb.Release()
@@ -431,14 +432,14 @@ func TestHeadFailsClosed(t *testing.T) {
 	}{
 		{"another topic", `{"cluster":"cluster-1","topic":"payments","offsets":{"0":1}}`, sink.ErrForeignOffsets},
 		{"another cluster", `{"cluster":"cluster-2","topic":"orders","offsets":{"0":1}}`, sink.ErrForeignOffsets},
-		{"not json", `{"cluster":`, sink.ErrInvalidOffsets},
-		{"negative offset", `{"cluster":"cluster-1","topic":"orders","offsets":{"0":-1}}`, sink.ErrInvalidOffsets},
+		{"not json", `{"cluster":`, offsets.ErrInvalid},
+		{"negative offset", `{"cluster":"cluster-1","topic":"orders","offsets":{"0":-1}}`, offsets.ErrInvalid},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
 			s := h.open(nil)
-			commitProps(h, iceberg.Properties{sink.OffsetsProperty: tc.props})
+			commitProps(h, iceberg.Properties{offsets.Property: tc.props})
 			_, err := s.Head(h.ctx)
 			require.ErrorIs(t, err, tc.want)
 			require.ErrorIs(t, s.Commit(h.ctx, sink.Batch{Ranges: map[int32]sink.Range{0: {Start: 1, End: 2}}}), tc.want)
@@ -448,7 +449,7 @@ func TestHeadFailsClosed(t *testing.T) {
 	t.Run("lineage expired before any offsets", func(t *testing.T) {
 		h := newHarness(t, nil)
 		s := h.open(nil)
-		require.NoError(t, s.Commit(h.ctx, h.plan(sink.Offsets{}, map[int32]int{0: 2}, 10)))
+		require.NoError(t, s.Commit(h.ctx, h.plan(offsets.Offsets{}, map[int32]int{0: 2}, 10)))
 		commitProps(h, nil)
 		commitProps(h, nil)
 		txn := h.load().NewTransaction()
@@ -458,7 +459,7 @@ func TestHeadFailsClosed(t *testing.T) {
 		require.Len(t, h.load().Metadata().Snapshots(), 1)
 
 		_, err = s.Head(h.ctx)
-		require.ErrorIs(t, err, sink.ErrOffsetsLost)
+		require.ErrorIs(t, err, offsets.ErrLost)
 	})
 }
 
@@ -474,7 +475,7 @@ func TestSortedTableRefused(t *testing.T) {
 	require.NoError(t, err)
 
 	s := h.open(nil)
-	err = s.Commit(h.ctx, h.plan(sink.Offsets{}, map[int32]int{0: 2}, 10))
+	err = s.Commit(h.ctx, h.plan(offsets.Offsets{}, map[int32]int{0: 2}, 10))
 	require.ErrorIs(t, err, sink.ErrSortedTable)
 }
 
@@ -583,7 +584,7 @@ func TestNoRebaseDropsOnMovedMain(t *testing.T) {
 	w, err := s.Write(h.ctx, h.plan(head, map[int32]int{0: 3}, 4))
 	require.NoError(t, err)
 	tbl := h.load()
-	o, _, err := sink.ReadOffsets(tbl.Metadata())
+	o, _, err := offsets.Read(tbl.Metadata())
 	require.NoError(t, err)
 	txn := tbl.NewTransaction()
 	require.NoError(t, txn.AddFiles(h.ctx, nil, o.Properties(), true))
@@ -602,4 +603,21 @@ func TestNoRebaseDropsOnMovedMain(t *testing.T) {
 		assert.Error(t, err, "file %s of the dropped batch was deleted", f.FilePath())
 	}
 	require.ErrorIs(t, s.CommitWritten(h.ctx, w), sink.ErrWrittenDone)
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := sink.Config{Table: []string{"ns", "t"}, Cluster: "c", Topic: "t"}
+	require.NoError(t, good.Validate())
+	for name, mutate := range map[string]func(*sink.Config){
+		"no namespace":       func(c *sink.Config) { c.Table = []string{"t"} },
+		"no cluster":         func(c *sink.Config) { c.Cluster = "" },
+		"no topic":           func(c *sink.Config) { c.Topic = "" },
+		"negative file size": func(c *sink.Config) { c.TargetFileSizeBytes = -1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := good
+			mutate(&c)
+			require.ErrorIs(t, c.Validate(), sink.ErrInvalidConfig)
+		})
+	}
 }

@@ -89,7 +89,7 @@ type partState struct {
 // records of aborted transactions and control records never surface.
 //
 // start gives the next offset per partition, from the table's head
-// (sink.Offsets.Next). A partition missing from start begins at its
+// (offsets.Offsets.Next). A partition missing from start begins at its
 // earliest offset (the log start when Open lists it; the caller resolves
 // a "latest" start at enable time and passes explicit offsets). A start
 // below the log start is a gap (GapRetention, in Gaps and the log) and the

@@ -21,7 +21,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/pipeline"
-	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 // kafkaTimeout bounds each Kafka or registry request a management call
@@ -377,14 +377,14 @@ func isDLQShaped(sc *iceberg.Schema) bool {
 }
 
 // tableHead returns the next offset per partition of table id's head
-// (sink.ReadOffsets of tarn.kafka.offsets); empty for a table without
+// (offsets.Read of tarn.kafka.offsets); empty for a table without
 // offsets yet. Errors: loading the table, malformed offsets.
 func (m *Manager) tableHead(ctx context.Context, id catalog.Ident) (map[int32]int64, error) {
 	tbl, err := m.deps.Catalog.TableIO(m.deps.Warehouse).LoadTable(ctx, append(append([]string{}, id.Namespace...), id.Name))
 	if err != nil {
 		return nil, err
 	}
-	o, found, err := sink.ReadOffsets(tbl.Metadata())
+	o, found, err := offsets.Read(tbl.Metadata())
 	if err != nil || !found {
 		return map[int32]int64{}, err
 	}

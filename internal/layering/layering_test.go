@@ -27,6 +27,12 @@ var allowed = map[string][]string{
 	"catalog/bolt":     {"catalog", "internal/strictjson"},
 	"catalog/postgres": {"catalog", "internal/strictjson"},
 	"auth":             {"internal/strictjson"},
+	// What ingest and maintenance share sits below both, so neither
+	// imports the other: the offsets summary every snapshot carries
+	// (whose sentinels may wrap catalog's classes) and the properties
+	// owned tables are created with.
+	"offsets":       {"catalog", "internal/strictjson"},
+	"tabledefaults": {},
 
 	"ingest/codec":        {},
 	"ingest/internal/...": {"ingest/codec", "ingest/internal/..."},
@@ -36,16 +42,12 @@ var allowed = map[string][]string{
 	"ingest/jsonschema":   {"ingest/codec", "ingest/internal/...", "ingest/jsonrow"},
 	"ingest/connect":      {"ingest/codec", "ingest/internal/...", "ingest/jsonrow"},
 	"ingest/source":       {"internal/strictjson", "internal/recovery"},
-	"ingest/sink":         {"catalog", "internal/strictjson"},
-	// maintenance reads the ingest offsets summary from ingest/sink; the
-	// arrow is to go (issue 21 item 1).
-	"maintenance":   {"catalog", "ingest/sink", "internal/strictjson", "internal/recovery"},
-	"ingest/upsert": {"catalog", "ingest/codec", "ingest/sink"},
-	// ingest/pipeline imports maintenance for owned tables' defaults; the
-	// arrow is to go (issue 21 item 1).
+	"ingest/sink":         {"catalog", "internal/strictjson", "offsets"},
+	"maintenance":         {"catalog", "offsets", "tabledefaults", "internal/strictjson", "internal/recovery"},
+	"ingest/upsert":       {"catalog", "ingest/codec", "ingest/sink"},
 	"ingest/pipeline": {"catalog", "spec", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/avro", "ingest/protobuf", "ingest/jsonrow",
-		"ingest/jsonschema", "ingest/connect", "ingest/source", "ingest/sink", "ingest/upsert", "maintenance"},
-	"ingest/topics": {"catalog", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/jsonrow", "ingest/pipeline", "ingest/source", "ingest/sink"},
+		"ingest/jsonschema", "ingest/connect", "ingest/source", "ingest/sink", "ingest/upsert", "offsets", "tabledefaults"},
+	"ingest/topics": {"catalog", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/jsonrow", "ingest/pipeline", "ingest/source", "ingest/sink", "offsets"},
 	"delta":         {"catalog", "internal/strictjson"},
 	"publish/...":   {"catalog", "internal/strictjson", "delta"}, // planned
 	"server":        {"spec", "internal/strictjson", "internal/recovery", "auth", "storage", "catalog", "ingest/topics", "maintenance", "delta", "ui"},
@@ -107,7 +109,22 @@ func rule(rel string) (string, []string, bool) {
 // module's packages its non-test files import directly.
 func imports(t *testing.T) map[string][]string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	return list(t, "Imports")
+}
+
+// deps lists each of the module's packages with the module's packages it
+// depends on directly or through others (go list's Deps, what go list
+// -deps prints; non-test files).
+func deps(t *testing.T) map[string][]string {
+	t.Helper()
+	return list(t, "Deps")
+}
+
+// list runs go list over the module and returns, per package, the
+// module's packages its field (Imports or Deps) names.
+func list(t *testing.T, field string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .`+field+` " "}}`, module+"/...").Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
@@ -116,6 +133,7 @@ func imports(t *testing.T) map[string][]string {
 	}
 	got := map[string][]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20) // a command's Deps run long
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) == 0 {
@@ -131,6 +149,9 @@ func imports(t *testing.T) map[string][]string {
 			}
 		}
 		got[pkg] = deps
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("go list output: %v", err)
 	}
 	if len(got) < 10 {
 		t.Fatalf("go list found only %d packages:\n%s", len(got), out)
@@ -154,6 +175,47 @@ func TestImportDirections(t *testing.T) {
 			if !slices.ContainsFunc(may, func(p string) bool { return match(p, d) }) {
 				t.Errorf("%s imports %s: not allowed by %q (allowed: %s)", pkg, d, name, strings.Join(may, ", "))
 			}
+		}
+	}
+}
+
+// against lists, for packages (patterns as in allowed), the Tarn
+// packages they must not depend on even through others: the arrows
+// against the grain of cmd → server → ingest, maintenance → catalog
+// (issue 21 item 1). What ingest and maintenance share (the offsets
+// summary, the owned-table defaults) sits below both instead.
+var against = map[string][]string{
+	"storage":       {"catalog/...", "ingest/...", "maintenance", "delta", "server", "cmd/..."},
+	"catalog/...":   {"ingest/...", "maintenance", "delta", "server", "cmd/..."},
+	"offsets":       {"ingest/...", "maintenance", "server"},
+	"tabledefaults": {"ingest/...", "maintenance", "server"},
+	"maintenance":   {"ingest/...", "delta", "server", "cmd/..."},
+	"ingest/...":    {"maintenance", "delta", "server", "cmd/..."},
+}
+
+// TestNoDependencyAgainstTheGrain: no package depends, directly or not,
+// on one that against forbids it. TestImportDirections already refuses
+// each direct import; this pins the directions themselves, so a new
+// allowed entry cannot route around them.
+func TestNoDependencyAgainstTheGrain(t *testing.T) {
+	matched := map[string]bool{}
+	for pkg, ds := range deps(t) {
+		for p, forbidden := range against {
+			if !match(p, pkg) {
+				continue
+			}
+			matched[p] = true
+			for _, d := range ds {
+				if slices.ContainsFunc(forbidden, func(f string) bool { return match(f, d) }) {
+					t.Errorf("%s depends on %s (against %q: not on %s)", pkg, d, p, strings.Join(forbidden, ", "))
+				}
+			}
+		}
+	}
+	// Each pattern must name a package that exists, or it checks nothing.
+	for p := range against {
+		if !matched[p] {
+			t.Errorf("against: %q matches no package", p)
 		}
 	}
 }

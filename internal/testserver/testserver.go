@@ -8,14 +8,17 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
+	"github.com/tarnhq/tarn/delta"
 	"github.com/tarnhq/tarn/internal/testmoto"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/storage"
+	"github.com/tarnhq/tarn/tabledefaults"
 )
 
 // Server is a running in-process Tarn.
@@ -72,7 +75,9 @@ func NewCatalog(t testing.TB, dir string, wrap func(catalog.Store) catalog.Store
 		s = wrap(store)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cat, err := catalog.New(catalog.Config{Store: s, Warehouses: []*catalog.Warehouse{wh}, Logger: log, ValidateTableProperties: maintenance.ValidateProperties})
+	// The tunable properties as tarn serve sets them (cmd/tarn).
+	cat, err := catalog.New(catalog.Config{Store: s, Warehouses: []*catalog.Warehouse{wh}, Logger: log, ValidateTableProperties: maintenance.ValidateProperties,
+		TunablePrefixes: slices.Concat(tabledefaults.TunablePrefixes, maintenance.TunablePrefixes, delta.TunableProperties)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sink_test
+package offsets_test
 
 import (
 	"testing"
@@ -6,23 +6,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tarnhq/tarn/ingest/sink"
+	"github.com/tarnhq/tarn/offsets"
 )
 
 func TestOffsetsRoundTrip(t *testing.T) {
-	o := sink.Offsets{Cluster: "lkc-1", Topic: "orders", Next: map[int32]int64{0: 1234, 2: 7, 10: 0}}
+	o := offsets.Offsets{Cluster: "lkc-1", Topic: "orders", Next: map[int32]int64{0: 1234, 2: 7, 10: 0}}
 	const js = `{"cluster":"lkc-1","topic":"orders","offsets":{"0":1234,"10":0,"2":7}}`
 	assert.Equal(t, js, o.String())
-	assert.Equal(t, js, o.Properties()[sink.OffsetsProperty])
-	got, err := sink.ParseOffsets(js)
+	assert.Equal(t, js, o.Properties()[offsets.Property])
+	got, err := offsets.Parse(js)
 	require.NoError(t, err)
 	assert.Equal(t, o, got)
 
 	// No partitions yet still encodes a map, never null.
-	assert.Equal(t, `{"cluster":"c","topic":"t","offsets":{}}`, sink.Offsets{Cluster: "c", Topic: "t"}.String())
+	assert.Equal(t, `{"cluster":"c","topic":"t","offsets":{}}`, offsets.Offsets{Cluster: "c", Topic: "t"}.String())
 }
 
-func TestParseOffsetsRefuses(t *testing.T) {
+func TestParseRefuses(t *testing.T) {
 	cases := []struct{ name, in string }{
 		{"empty", ``},
 		{"not an object", `[1]`},
@@ -47,25 +47,8 @@ func TestParseOffsetsRefuses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := sink.ParseOffsets(tc.in)
-			require.ErrorIs(t, err, sink.ErrInvalidOffsets)
-		})
-	}
-}
-
-func TestConfigValidate(t *testing.T) {
-	good := sink.Config{Table: []string{"ns", "t"}, Cluster: "c", Topic: "t"}
-	require.NoError(t, good.Validate())
-	for name, mutate := range map[string]func(*sink.Config){
-		"no namespace":       func(c *sink.Config) { c.Table = []string{"t"} },
-		"no cluster":         func(c *sink.Config) { c.Cluster = "" },
-		"no topic":           func(c *sink.Config) { c.Topic = "" },
-		"negative file size": func(c *sink.Config) { c.TargetFileSizeBytes = -1 },
-	} {
-		t.Run(name, func(t *testing.T) {
-			c := good
-			mutate(&c)
-			require.ErrorIs(t, c.Validate(), sink.ErrInvalidConfig)
+			_, err := offsets.Parse(tc.in)
+			require.ErrorIs(t, err, offsets.ErrInvalid)
 		})
 	}
 }

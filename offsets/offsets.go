@@ -1,10 +1,21 @@
-package sink
+// Package offsets is Tarn's exactly-once position in a table: the
+// tarn.kafka.offsets snapshot summary property, which records for the
+// table's topic the next offset to read of every partition it has
+// materialized (DESIGN.md "Exactly once").
+//
+// ingest/sink writes it with every snapshot it commits and resumes from
+// it; maintenance carries the head's value into the snapshots it commits
+// (compaction, manifest rewrites), so the head alone always gives every
+// partition's position. It sits below both, so that neither imports the
+// other.
+//
+// Errors wrap [ErrInvalid].
+package offsets
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -12,12 +23,24 @@ import (
 	"github.com/tarnhq/tarn/internal/strictjson"
 )
 
-// OffsetsProperty is the snapshot summary property in which Tarn records,
+// Property is the snapshot summary property in which Tarn records,
 // for the table's topic, the next offset to read of every partition it has
 // materialized (DESIGN.md "Exactly once").
-const OffsetsProperty = "tarn.kafka.offsets"
+const Property = "tarn.kafka.offsets"
 
-// Offsets is the value of OffsetsProperty, as JSON
+// Sentinels.
+var (
+	// ErrInvalid: a snapshot's tarn.kafka.offsets property cannot be
+	// parsed or holds impossible values. Readers fail closed rather than
+	// guess a position, which could lose or duplicate records.
+	ErrInvalid = errors.New("invalid tarn.kafka.offsets property")
+	// ErrLost: no snapshot on main's lineage carries offsets, but the
+	// lineage is truncated (its oldest snapshots expired), so earlier
+	// ones may have; starting over could duplicate records.
+	ErrLost = fmt.Errorf("%w: lineage truncated before any snapshot with offsets", ErrInvalid)
+)
+
+// Offsets is the value of Property, as JSON
 // {"cluster": id, "topic": name, "topic-id": id, "offsets": {"0": 1234, ...}}
 // ("topic-id" only when known).
 //
@@ -42,31 +65,31 @@ type Offsets struct {
 	Next map[int32]int64 `json:"offsets"`
 }
 
-// ParseOffsets decodes an OffsetsProperty value. Unknown fields are refused
+// Parse decodes a Property value. Unknown fields are refused
 // rather than ignored: the next commit rewrites the whole value, so a field
 // this version does not know would be silently dropped. So are data after
 // the value, a field or partition named twice, and an offset beyond int64.
 //
-// Errors wrap ErrInvalidOffsets.
-func ParseOffsets(s string) (Offsets, error) {
+// Errors wrap ErrInvalid.
+func Parse(s string) (Offsets, error) {
 	// Strictly (strictjson): exactly one value, no member or partition
 	// twice, so the offsets read are the only ones the text could mean.
 	var o Offsets
 	if err := strictjson.DecodeKnown([]byte(s), &o); err != nil {
-		return Offsets{}, fmt.Errorf("%w: %v", ErrInvalidOffsets, err)
+		return Offsets{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if o.Topic == "" || o.Next == nil {
-		return Offsets{}, fmt.Errorf("%w: topic and offsets are required", ErrInvalidOffsets)
+		return Offsets{}, fmt.Errorf("%w: topic and offsets are required", ErrInvalid)
 	}
 	for p, next := range o.Next {
 		if p < 0 || next < 0 {
-			return Offsets{}, fmt.Errorf("%w: partition %d at offset %d", ErrInvalidOffsets, p, next)
+			return Offsets{}, fmt.Errorf("%w: partition %d at offset %d", ErrInvalid, p, next)
 		}
 	}
 	return o, nil
 }
 
-// String returns the OffsetsProperty value: compact JSON with partitions
+// String returns the Property value: compact JSON with partitions
 // in lexical order (encoding/json sorts map keys as strings).
 func (o Offsets) String() string {
 	if o.Next == nil {
@@ -84,49 +107,23 @@ func (o Offsets) String() string {
 // jobs pass them to the snapshot they commit (compaction, rewrites) so the
 // new head keeps every partition's position.
 func (o Offsets) Properties() iceberg.Properties {
-	return iceberg.Properties{OffsetsProperty: o.String()}
+	return iceberg.Properties{Property: o.String()}
 }
 
-// advance returns a copy of o with each partition of ranges moved to its
-// End: the cumulative merge of the head's map with a batch's.
-func (o Offsets) advance(ranges map[int32]Range) Offsets {
-	next := maps.Clone(o.Next)
-	if next == nil {
-		next = make(map[int32]int64, len(ranges))
-	}
-	for p, r := range ranges {
-		next[p] = r.End
-	}
-	o.Next = next
-	return o
-}
-
-// moved returns the lowest partition of ranges that o has at an offset
-// other than the range's Start, and o's offset for it. A partition o lacks
-// has never been committed, so any Start agrees with it.
-func (o Offsets) moved(ranges map[int32]Range) (p int32, next int64, ok bool) {
-	for _, p := range slices.Sorted(maps.Keys(ranges)) {
-		if next, found := o.Next[p]; found && next != ranges[p].Start {
-			return p, next, true
-		}
-	}
-	return 0, 0, false
-}
-
-// ReadOffsets returns the offsets of main's head: those of the newest
-// snapshot on main's lineage that carries OffsetsProperty. Snapshots
+// Read returns the offsets of main's head: those of the newest
+// snapshot on main's lineage that carries Property. Snapshots
 // without it (an external writer's on a released table, a metadata-only
 // operation) are passed over, since they consumed nothing from Kafka.
 // found is false when main does not exist or no snapshot back to the
 // table's first carries offsets.
 //
-// Errors: ErrInvalidOffsets for a malformed value; ErrOffsetsLost when the
+// Errors: ErrInvalid for a malformed value; ErrLost when the
 // walk reaches an expired snapshot before finding offsets.
-func ReadOffsets(md table.Metadata) (o Offsets, found bool, err error) {
+func Read(md table.Metadata) (o Offsets, found bool, err error) {
 	snap := md.SnapshotByName(table.MainBranch)
 	for snap != nil {
-		if v, ok := summaryProperty(snap, OffsetsProperty); ok {
-			o, err := ParseOffsets(v)
+		if v, ok := summaryProperty(snap, Property); ok {
+			o, err := Parse(v)
 			if err != nil {
 				return Offsets{}, false, fmt.Errorf("snapshot %d: %w", snap.SnapshotID, err)
 			}
@@ -137,7 +134,7 @@ func ReadOffsets(md table.Metadata) (o Offsets, found bool, err error) {
 		}
 		parent := md.SnapshotByID(*snap.ParentSnapshotID)
 		if parent == nil {
-			return Offsets{}, false, fmt.Errorf("snapshot %d: parent %d: %w", snap.SnapshotID, *snap.ParentSnapshotID, ErrOffsetsLost)
+			return Offsets{}, false, fmt.Errorf("snapshot %d: parent %d: %w", snap.SnapshotID, *snap.ParentSnapshotID, ErrLost)
 		}
 		snap = parent
 	}
