@@ -37,6 +37,7 @@
 //   - owners.go, tunable.go: tables owned by a materialized topic and the
 //     properties a REST client may still change on them
 //   - idempotency.go: finalized responses of Idempotency-Key requests
-//   - errors.go: the sentinels, each wrapping the class of its HTTP status
+//   - errors.go: the error classes under catalog's names
+//     (internal/errclass) and the sentinels, each wrapping its class
 //   - metrics.go: the catalog's Prometheus collectors
 package catalog

@@ -1,23 +1,23 @@
 package sink
 
 import (
-	"errors"
 	"fmt"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // Sentinels. Errors of this package wrap one of them (or a catalog /
 // iceberg-go error) with %w.
 var (
 	// ErrInvalidConfig: a Config field is missing or out of range.
-	ErrInvalidConfig = errors.New("invalid sink config")
+	ErrInvalidConfig = errclass.New(errclass.Internal, "invalid sink config")
 	// ErrInvalidBatch: a Batch is malformed (no partitions, a negative
 	// partition or offset, End before Start, records of differing schemas).
 	// A programming error in the caller, not a data problem.
-	ErrInvalidBatch = errors.New("invalid batch")
+	ErrInvalidBatch = errclass.New(errclass.Internal, "invalid batch")
 	// ErrInvalidOffsets: a snapshot's tarn.kafka.offsets property cannot be
 	// parsed or holds impossible values. The sink fails closed rather than
 	// guess a position, which could lose or duplicate records.
-	ErrInvalidOffsets = errors.New("invalid tarn.kafka.offsets property")
+	ErrInvalidOffsets = errclass.New(errclass.Internal, "invalid tarn.kafka.offsets property")
 	// ErrForeignOffsets: the table's offsets belong to another Kafka cluster
 	// or topic than the sink's Config names.
 	ErrForeignOffsets = fmt.Errorf("%w: offsets of another cluster or topic", ErrInvalidOffsets)
@@ -33,17 +33,17 @@ var (
 	// ErrSortedTable: the table has a sort order. iceberg-go sorts each
 	// batch before writing it, so rows would not keep the batch's order and
 	// row positions (see the package doc) would not be known.
-	ErrSortedTable = errors.New("table has a sort order; the sink writes unsorted tables only")
+	ErrSortedTable = errclass.New(errclass.Internal, "table has a sort order; the sink writes unsorted tables only")
 	// ErrWrittenDone: CommitWritten was called with a Written that was
 	// already committed or dropped.
-	ErrWrittenDone = errors.New("written batch already committed or dropped")
+	ErrWrittenDone = errclass.New(errclass.Internal, "written batch already committed or dropped")
 	// ErrMainMoved: with Config.NoRebase, main moved between the batch's
 	// planning and its commit; the batch was dropped and is to be read
 	// again from the head.
-	ErrMainMoved = errors.New("main moved since the batch was planned")
+	ErrMainMoved = errclass.New(errclass.Internal, "main moved since the batch was planned")
 	// ErrStaleBatch: the batch no longer applies to the table's head; see
 	// StaleBatchError.
-	ErrStaleBatch = errors.New("stale batch")
+	ErrStaleBatch = errclass.New(errclass.Internal, "stale batch")
 )
 
 // StaleBatchError is returned by Commit and CommitWritten when the table's
