@@ -38,6 +38,7 @@
 //     properties a REST client may still change on them
 //     (Config.TunablePrefixes)
 //   - idempotency.go: finalized responses of Idempotency-Key requests
-//   - errors.go: the sentinels, each wrapping the class of its HTTP status
+//   - errors.go: the error classes under catalog's names
+//     (internal/errclass) and the sentinels, each wrapping its class
 //   - metrics.go: the catalog's Prometheus collectors
 package catalog

@@ -1,111 +1,84 @@
 package catalog
 
-import (
-	"errors"
-	"fmt"
+import "github.com/tarnhq/tarn/internal/errclass"
 
-	"github.com/tarnhq/tarn/storage"
-)
-
-// Parent sentinels: one per HTTP status class the REST spec uses. Every
-// specific sentinel below wraps one of them, so errors.Is works at every
-// layer and the server maps any error with one switch.
+// The error classes (internal/errclass), under the names catalog's
+// callers use: catalog.ErrNotFound is errclass.NotFound. Every specific
+// sentinel below, and every other package's, wraps one of them, so
+// errors.Is works at every layer and the server maps any error by its
+// class (server/errors.go).
 var (
 	// ErrNotFound: the named resource does not exist (404).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound error = errclass.NotFound
 	// ErrAlreadyExists: the name is taken (409 AlreadyExistsException).
-	ErrAlreadyExists = errors.New("already exists")
+	ErrAlreadyExists error = errclass.AlreadyExists
 	// ErrConflict: the state changed or forbids the operation (409).
-	ErrConflict = errors.New("conflict")
-	// ErrInvalidArgument: the request is invalid (400). It is
-	// storage.ErrInvalidArgument, so that storage's errors (a location,
-	// a warehouse property, a signing request) are of this class too.
-	ErrInvalidArgument = storage.ErrInvalidArgument
+	ErrConflict error = errclass.Conflict
+	// ErrInvalidArgument: the request is invalid (400).
+	ErrInvalidArgument error = errclass.InvalidArgument
 	// ErrUnprocessable: the request is well formed but contradicts itself (422).
-	ErrUnprocessable = errors.New("unprocessable")
-	// ErrForbidden: the operation is refused whatever the caller's
-	// rights (403). It is storage.ErrForbidden
-	// (storage.ErrSignOutsideLocation wraps it).
-	ErrForbidden = storage.ErrForbidden
+	ErrUnprocessable error = errclass.Unprocessable
+	// ErrForbidden: the operation is refused whatever the caller's rights (403).
+	ErrForbidden error = errclass.Forbidden
 	// ErrCommitStateUnknown: the commit may or may not have been applied (500).
-	ErrCommitStateUnknown = errors.New("commit state unknown")
+	ErrCommitStateUnknown error = errclass.CommitStateUnknown
 	// ErrUnsupported: the server does not offer this operation (406).
-	ErrUnsupported = errors.New("unsupported operation")
+	ErrUnsupported error = errclass.Unsupported
 )
 
 // Specific sentinels.
 var (
 	// ErrNoSuchNamespace: the namespace (or a table's namespace) does not exist.
-	ErrNoSuchNamespace = kindOf(ErrNotFound, "no such namespace")
+	ErrNoSuchNamespace = errclass.New(ErrNotFound, "no such namespace")
 	// ErrNoSuchTable: no table has this identifier.
-	ErrNoSuchTable = kindOf(ErrNotFound, "no such table")
+	ErrNoSuchTable = errclass.New(ErrNotFound, "no such table")
 	// ErrNoSuchView: no view has this identifier.
-	ErrNoSuchView = kindOf(ErrNotFound, "no such view")
+	ErrNoSuchView = errclass.New(ErrNotFound, "no such view")
 	// ErrNoSuchWarehouse: the warehouse (REST prefix) is not configured.
-	ErrNoSuchWarehouse = kindOf(ErrNotFound, "no such warehouse")
+	ErrNoSuchWarehouse = errclass.New(ErrNotFound, "no such warehouse")
 	// ErrMetadataNotFound: a pointer names a metadata file that is gone.
-	ErrMetadataNotFound = kindOf(ErrNotFound, "metadata file not found")
+	ErrMetadataNotFound = errclass.New(ErrNotFound, "metadata file not found")
 	// ErrNamespaceAlreadyExists: a namespace with this name exists.
-	ErrNamespaceAlreadyExists = kindOf(ErrAlreadyExists, "namespace already exists")
+	ErrNamespaceAlreadyExists = errclass.New(ErrAlreadyExists, "namespace already exists")
 	// ErrTableAlreadyExists: a table with this identifier exists.
-	ErrTableAlreadyExists = kindOf(ErrAlreadyExists, "table already exists")
+	ErrTableAlreadyExists = errclass.New(ErrAlreadyExists, "table already exists")
 	// ErrViewAlreadyExists: a view with this identifier exists.
-	ErrViewAlreadyExists = kindOf(ErrAlreadyExists, "view already exists")
+	ErrViewAlreadyExists = errclass.New(ErrAlreadyExists, "view already exists")
 	// ErrNamespaceNotEmpty: the namespace still holds tables, views or namespaces.
-	ErrNamespaceNotEmpty = kindOf(ErrConflict, "namespace not empty")
+	ErrNamespaceNotEmpty = errclass.New(ErrConflict, "namespace not empty")
 	// ErrCommitFailed: a requirement failed, or the pointer moved; the client
 	// should refresh and retry (CommitFailedException).
-	ErrCommitFailed = kindOf(ErrConflict, "commit failed")
+	ErrCommitFailed = errclass.New(ErrConflict, "commit failed")
 	// ErrTableOwned: the table is materialized from an enabled Kafka topic,
 	// so it cannot be dropped (409) until the topic is disabled.
-	ErrTableOwned = kindOf(ErrConflict, "table is owned by an enabled topic")
+	ErrTableOwned = errclass.New(ErrConflict, "table is owned by an enabled topic")
 	// ErrTableOwnedForbidden: the table is owned by Tarn (a topic, enabled
 	// or disabled, materializes into it), so external writes are refused
 	// (403) until it is released.
-	ErrTableOwnedForbidden = kindOf(ErrForbidden, "table is owned by Tarn")
+	ErrTableOwnedForbidden = errclass.New(ErrForbidden, "table is owned by Tarn")
 	// ErrInvalidMetadata: the change would leave table or view metadata
 	// that breaks the Iceberg spec, so some client could not load or write
 	// it (validate.go); sent as 400 BadRequestException.
-	ErrInvalidMetadata = kindOf(ErrInvalidArgument, "invalid metadata")
+	ErrInvalidMetadata = errclass.New(ErrInvalidArgument, "invalid metadata")
 	// ErrOutsideTable: a file a table's metadata names lies outside the
 	// table's recorded directories, and Tarn does not read it for the
 	// table (TableIO.ConfineReads).
-	ErrOutsideTable = kindOf(ErrForbidden, "file outside the table's directories")
+	ErrOutsideTable = errclass.New(ErrForbidden, "file outside the table's directories")
 	// ErrLimitExceeded: a request would create or grow something past one
 	// of the limits of limits.go (400 BadRequestException).
-	ErrLimitExceeded = kindOf(ErrInvalidArgument, "limit exceeded")
+	ErrLimitExceeded = errclass.New(ErrInvalidArgument, "limit exceeded")
 	// ErrIdempotencyKeyReused: an Idempotency-Key came back with another request.
-	ErrIdempotencyKeyReused = kindOf(ErrUnprocessable, "idempotency key reused for a different request")
+	ErrIdempotencyKeyReused = errclass.New(ErrUnprocessable, "idempotency key reused for a different request")
 )
 
-// kind is a specific sentinel: its message stands alone, and errors.Is
-// also matches its parent.
-type kind struct {
-	msg    string
-	parent error
-}
-
-func kindOf(parent error, msg string) error { return &kind{msg: msg, parent: parent} }
-
-func (k *kind) Error() string { return k.msg }
-func (k *kind) Unwrap() error { return k.parent }
-
-// Error is an error with a message of its own that matches a sentinel (and
-// so the sentinel's parent) with errors.Is. Messages follow the wording of
-// Apache Iceberg's Java reference catalog ("Table does not exist: ns.tbl"),
-// which Java clients pass through and the REST Compatibility Kit checks.
-type Error struct {
-	msg      string
-	sentinel error
-}
-
-// Errorf returns an *Error for sentinel with a formatted message.
+// Errorf returns an error with a formatted message of its own that
+// matches sentinel (and so its class) with errors.Is (errclass.Errorf).
+// Messages follow the wording of Apache Iceberg's Java reference catalog
+// ("Table does not exist: ns.tbl"), which Java clients pass through and
+// the REST Compatibility Kit checks.
 func Errorf(sentinel error, format string, args ...any) error {
-	return &Error{msg: fmt.Sprintf(format, args...), sentinel: sentinel}
+	return errclass.Errorf(sentinel, format, args...)
 }
-
-func (e *Error) Error() string { return e.msg }
-func (e *Error) Unwrap() error { return e.sentinel }
 
 // Title is "Table" or "View", as messages start.
 func (k Kind) Title() string {

@@ -2,8 +2,8 @@ package delta
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/tarnhq/tarn/internal/errclass"
 	"maps"
 	"os"
 	"path/filepath"
@@ -127,7 +127,7 @@ func listLog(ctx context.Context, s logStore) (logListing, error) {
 
 // ErrLogCorrupt: the log cannot be replayed (a gap in the versions, no
 // checkpoint below the oldest commit, an unreadable file).
-var ErrLogCorrupt = errors.New("delta log cannot be replayed")
+var ErrLogCorrupt = errclass.New(errclass.Internal, "delta log cannot be replayed")
 
 // replay reads the log from its newest classic checkpoint (or version 0)
 // to its newest commit. A log without files is a fresh state (version

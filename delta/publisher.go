@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // Table properties of the Delta output.
@@ -73,7 +74,7 @@ type Config struct {
 }
 
 // ErrInvalidConfig: a Config value is out of range.
-var ErrInvalidConfig = errors.New("invalid delta config")
+var ErrInvalidConfig = errclass.New(errclass.Internal, "invalid delta config")
 
 // Validate reports negative values (ErrInvalidConfig).
 func (c Config) Validate() error {

@@ -16,13 +16,14 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/google/uuid"
+	"github.com/tarnhq/tarn/internal/errclass"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
 
 // ErrVersionExists: a log file that must be new already exists (another
 // writer, or an earlier run of this one, wrote that version).
-var ErrVersionExists = errors.New("delta log file already exists")
+var ErrVersionExists = errclass.New(errclass.Internal, "delta log file already exists")
 
 // logStore is a table's _delta_log directory. Commit files are written
 // put-if-absent, so a version is never written twice (PROTOCOL.md

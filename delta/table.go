@@ -15,12 +15,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // ErrDeleteFiles: the Iceberg snapshot has row-level delete files, which
 // this version of the Delta output cannot express yet (deletion
 // vectors); the Delta log stays at the last snapshot without them.
-var ErrDeleteFiles = errors.New("the Iceberg snapshot has delete files, which the Delta log cannot express yet")
+var ErrDeleteFiles = errclass.New(errclass.Internal, "the Iceberg snapshot has delete files, which the Delta log cannot express yet")
 
 // footerConcurrency bounds the Parquet footer reads of one table.
 const footerConcurrency = 8

@@ -2,7 +2,6 @@ package maintenance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/errclass"
 	"github.com/tarnhq/tarn/internal/recovery"
 )
 
@@ -42,7 +42,7 @@ type Config struct {
 }
 
 // ErrInvalidConfig: a Config value is out of range.
-var ErrInvalidConfig = errors.New("invalid maintenance config")
+var ErrInvalidConfig = errclass.New(errclass.Internal, "invalid maintenance config")
 
 // Validate reports a negative interval or concurrency (ErrInvalidConfig).
 func (c Config) Validate() error {

@@ -14,12 +14,12 @@ package offsets
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/tarnhq/tarn/internal/errclass"
 	"github.com/tarnhq/tarn/internal/strictjson"
 )
 
@@ -33,7 +33,7 @@ var (
 	// ErrInvalid: a snapshot's tarn.kafka.offsets property cannot be
 	// parsed or holds impossible values. Readers fail closed rather than
 	// guess a position, which could lose or duplicate records.
-	ErrInvalid = errors.New("invalid tarn.kafka.offsets property")
+	ErrInvalid = errclass.New(errclass.Internal, "invalid tarn.kafka.offsets property")
 	// ErrLost: no snapshot on main's lineage carries offsets, but the
 	// lineage is truncated (its oldest snapshots expired), so earlier
 	// ones may have; starting over could duplicate records.

@@ -10,78 +10,81 @@ import (
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/internal/errclass"
 	"github.com/tarnhq/tarn/internal/recovery"
 	"github.com/tarnhq/tarn/spec"
 	"github.com/tarnhq/tarn/storage"
 )
 
-// exceptionFor maps any error to the spec exception it is sent as. Order
-// matters: specific sentinels before their parents.
+// classExceptions is the exception each error class (internal/errclass)
+// is sent as. errclass.Internal has none: it is the server's own failure,
+// sent as ServerErrorException like any error of no class.
+var classExceptions = map[*errclass.Class]spec.Exception{
+	errclass.Unauthenticated: spec.NotAuthorized,
+	errclass.Forbidden:       spec.Forbidden,
+	errclass.Upstream:        spec.BadGateway,
+	errclass.Unavailable:     spec.ServiceUnavailable,
+	errclass.NotFound:        spec.NotFound,
+	errclass.AlreadyExists:   spec.AlreadyExists,
+	// A bare conflict means the state moved under the request, which the
+	// spec reports as CommitFailedException: refresh and retry.
+	errclass.Conflict:           spec.CommitFailed,
+	errclass.Unprocessable:      spec.Unprocessable,
+	errclass.Unsupported:        spec.NotAcceptable,
+	errclass.CommitStateUnknown: spec.CommitStateUnknown,
+	errclass.InvalidArgument:    spec.InvalidArgument,
+}
+
+// overrides are the sentinels sent as a finer exception than their
+// class's: the spec's named not-found and not-empty kinds, Tarn's 409 for
+// a state that forbids the operation (not a commit to retry), and the
+// 400s that keep the BadRequestException type they were first sent with.
+// They are checked before the classes (a commit that failed because the
+// table was dropped is NoSuchTableException); no sentinel here wraps
+// another, so their order does not matter.
+var overrides = []struct {
+	err error
+	ex  spec.Exception
+}{
+	{catalog.ErrNoSuchNamespace, spec.NoSuchNamespace},
+	{catalog.ErrNoSuchTable, spec.NoSuchTable},
+	{catalog.ErrNoSuchView, spec.NoSuchView},
+	{catalog.ErrNoSuchWarehouse, spec.NoSuchWarehouse},
+	{catalog.ErrNamespaceNotEmpty, spec.NamespaceNotEmpty},
+	{catalog.ErrTableOwned, spec.Conflict},
+	{topics.ErrDLQTaken, spec.Conflict},
+	{topics.ErrNotSuspended, spec.Conflict},
+	{errBadRequest, spec.BadRequest},
+	{catalog.ErrInvalidMetadata, spec.BadRequest},
+	{catalog.ErrLimitExceeded, spec.BadRequest},
+	{auth.ErrInvalidArgument, spec.BadRequest},
+}
+
+// exceptionFor maps any error to the spec exception it is sent as: a body
+// over the limit, then an override, then its class, then the errors from
+// outside the module that have a kind (iceberg-go's invalid argument,
+// echo's routing errors); anything else is a ServerErrorException.
 func exceptionFor(err error) spec.Exception {
-	var he *echo.HTTPError
-	switch {
-	case errors.Is(err, auth.ErrUnauthenticated):
-		return spec.NotAuthorized
-	case errors.Is(err, auth.ErrForbidden):
-		return spec.Forbidden
-	case errors.Is(err, auth.ErrNotFound):
-		return spec.NotFound
-	case errors.Is(err, auth.ErrAlreadyExists):
-		return spec.AlreadyExists
-	case errors.Is(err, auth.ErrInvalidArgument):
-		return spec.BadRequest
-	case errors.Is(err, topics.ErrNotSuspended), errors.Is(err, topics.ErrDLQTaken):
-		return spec.Conflict
-	case errors.Is(err, topics.ErrUpstream):
-		return spec.BadGateway
-	case errors.Is(err, topics.ErrNotConfigured), errors.Is(err, topics.ErrClosed):
-		return spec.ServiceUnavailable
-	case errors.Is(err, storage.ErrVending):
-		// STS refused or failed; the message names its code, never a key.
-		return spec.ServiceUnavailable
-	case errors.Is(err, catalog.ErrNoSuchNamespace):
-		return spec.NoSuchNamespace
-	case errors.Is(err, catalog.ErrNoSuchTable):
-		return spec.NoSuchTable
-	case errors.Is(err, catalog.ErrNoSuchView):
-		return spec.NoSuchView
-	case errors.Is(err, catalog.ErrNoSuchWarehouse):
-		return spec.NoSuchWarehouse
-	case errors.Is(err, catalog.ErrMetadataNotFound):
-		return spec.NotFound
-	case errors.Is(err, catalog.ErrNamespaceNotEmpty):
-		return spec.NamespaceNotEmpty
-	case errors.Is(err, catalog.ErrCommitFailed):
-		return spec.CommitFailed
-	case errors.Is(err, catalog.ErrTableOwned):
-		return spec.Conflict
-	case errors.Is(err, catalog.ErrAlreadyExists):
-		return spec.AlreadyExists
-	case errors.Is(err, catalog.ErrNotFound):
-		return spec.NotFound
-	case errors.Is(err, catalog.ErrConflict):
-		// A bare conflict means the state moved under the request, which
-		// the spec reports as CommitFailedException: refresh and retry.
-		return spec.CommitFailed
-	case errors.Is(err, catalog.ErrUnprocessable):
-		return spec.Unprocessable
-	case errors.Is(err, catalog.ErrForbidden):
-		return spec.Forbidden
-	case errors.Is(err, catalog.ErrUnsupported):
-		return spec.NotAcceptable
-	case errors.Is(err, catalog.ErrCommitStateUnknown):
-		return spec.CommitStateUnknown
+	// First: the body reader's error is wrapped in errBadRequest.
+	if errors.As(err, new(*http.MaxBytesError)) {
+		return spec.RequestTooLarge
+	}
+	for _, o := range overrides {
+		if errors.Is(err, o.err) {
+			return o.ex
+		}
+	}
+	if ex, ok := classExceptions[errclass.Of(err)]; ok {
+		return ex
+	}
 	// JSON errors are not matched here: request bodies are decoded by
 	// decodeRequest, which wraps errBadRequest, so a bare *json.SyntaxError
 	// comes from data the server stored (a corrupt pointer or metadata
 	// file) and is the server's fault, not the client's.
-	case errors.As(err, new(*http.MaxBytesError)):
-		return spec.RequestTooLarge
-	case errors.Is(err, errBadRequest), errors.Is(err, catalog.ErrInvalidMetadata), errors.Is(err, catalog.ErrLimitExceeded):
-		return spec.BadRequest
-	case errors.Is(err, catalog.ErrInvalidArgument), errors.Is(err, iceberg.ErrInvalidArgument):
+	if errors.Is(err, iceberg.ErrInvalidArgument) {
 		return spec.InvalidArgument
-	case errors.As(err, &he):
+	}
+	if he := (*echo.HTTPError)(nil); errors.As(err, &he) {
 		switch he.Code {
 		case http.StatusNotFound:
 			return spec.NotFound
@@ -100,7 +103,7 @@ func exceptionFor(err error) spec.Exception {
 
 // errBadRequest marks request decoding failures (bad JSON, bad parameters).
 // Wrapped with %w its text leads the message, so it is kept short.
-var errBadRequest = errors.New("bad request")
+var errBadRequest = errclass.New(errclass.InvalidArgument, "bad request")
 
 // errorHandler is echo's HTTPErrorHandler: every error leaves as the
 // spec's ErrorModel with the matching status. 5xx messages are logged in

@@ -34,6 +34,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/source"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/ingest/upsert"
+	"github.com/tarnhq/tarn/internal/errclass"
 	"github.com/tarnhq/tarn/internal/strictjson"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/offsets"
@@ -169,10 +170,10 @@ func TestErrorMapping(t *testing.T) {
 		{"ingest/source.ErrClosed", source.ErrClosed, spec.ServerError},
 		{"ingest/sink.ErrInvalidConfig", sink.ErrInvalidConfig, spec.ServerError},
 		{"ingest/sink.ErrInvalidBatch", sink.ErrInvalidBatch, spec.ServerError},
-		{"ingest/offsets.ErrInvalid", offsets.ErrInvalid, spec.ServerError},
+		{"offsets.ErrInvalid", offsets.ErrInvalid, spec.ServerError},
 		{"ingest/sink.ErrForeignOffsets", sink.ErrForeignOffsets, spec.ServerError},
 		{"ingest/sink.ErrTopicRecreated", sink.ErrTopicRecreated, spec.ServerError},
-		{"ingest/offsets.ErrLost", offsets.ErrLost, spec.ServerError},
+		{"offsets.ErrLost", offsets.ErrLost, spec.ServerError},
 		{"ingest/sink.ErrSortedTable", sink.ErrSortedTable, spec.ServerError},
 		{"ingest/sink.ErrWrittenDone", sink.ErrWrittenDone, spec.ServerError},
 		{"ingest/sink.ErrStaleBatch", sink.ErrStaleBatch, spec.ServerError},
@@ -197,6 +198,12 @@ func TestErrorMapping(t *testing.T) {
 		// Precedence and errors from outside the module.
 		{"commit failed because the table was dropped", fmt.Errorf("%w: %w: db.t was dropped", catalog.ErrCommitFailed, catalog.ErrNoSuchTable), spec.NoSuchTable},
 		{"commit state unknown over a store error", fmt.Errorf("%w: %w", catalog.ErrCommitStateUnknown, errors.New("disk full")), spec.CommitStateUnknown},
+		// An error of two classes is of the first in errclass.Classes, and
+		// Internal, last, never hides the class of what it wraps.
+		{"commit state unknown over an internal store error", fmt.Errorf("%w: %w", catalog.ErrCommitStateUnknown, bolt.ErrInUse), spec.CommitStateUnknown},
+		{"corrupt delta log over a missing file", fmt.Errorf("%w: read version 3: %w", delta.ErrLogCorrupt, catalog.ErrNotFound), spec.NotFound},
+		{"internal sentinel over iceberg-go invalid argument", fmt.Errorf("%w: %w", sink.ErrInvalidBatch, iceberg.ErrInvalidArgument), spec.InvalidArgument},
+		{"upstream failure over an internal error", fmt.Errorf("%w: %w", topics.ErrUpstream, strictjson.ErrInvalid), spec.BadGateway},
 		{"iceberg-go invalid argument", fmt.Errorf("apply update: %w", iceberg.ErrInvalidArgument), spec.InvalidArgument},
 		{"catalog.Errorf message", catalog.Errorf(catalog.ErrNoSuchTable, "Table does not exist: db.t"), spec.NoSuchTable},
 		{"topic classified invalid over a decoder error", fmt.Errorf("%w: %v", topics.ErrInvalid, tarnavro.ErrRecursive), spec.InvalidArgument},
@@ -222,6 +229,24 @@ func TestErrorMapping(t *testing.T) {
 			}
 		})
 	}
+
+	// A sentinel of no class would reach a client as a ServerErrorException
+	// by accident, and one whose exception is not its class's must be a
+	// named override (server/errors.go), not an accident of order.
+	t.Run("every sentinel wraps a class", func(t *testing.T) {
+		for _, tt := range tests {
+			if !isSentinelName(tt.name) {
+				continue
+			}
+			class := errclass.Of(tt.err)
+			if !assert.NotNil(t, class, "%s wraps no error class: build it with errclass.New(<class or parent sentinel>, ...)", tt.name) {
+				continue
+			}
+			if !server.Overridden(tt.err) {
+				assert.Equal(t, tt.want, server.ClassException(tt.err), "%s (class %q) is sent as %s, not its class's exception: add it to the overrides", tt.name, class, tt.want.Type)
+			}
+		}
+	})
 
 	t.Run("every sentinel of the module is covered", func(t *testing.T) {
 		declared := moduleSentinels(t, "..")

@@ -20,7 +20,7 @@
 //   - topics.go, maintenance.go: the management API of ingest/topics and
 //     maintenance
 //   - params.go: path and query parameters, body limits
-//   - errors.go: error → ErrorModel, each sentinel to its exception
+//   - errors.go: error → ErrorModel: its class's exception, or an override's
 //   - metrics.go: request metrics
 //   - health.go: /readyz's body, the catalog and the Kafka seed brokers
 package server

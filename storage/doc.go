@@ -20,5 +20,5 @@
 //   - file.go: durable file:// writes and directories (fsync)
 //   - location.go: parsing a location, its normal form, containment, the
 //     characters a table location may not hold
-//   - errors.go: the error classes storage shares with catalog
+//   - errors.go: the error classes storage shares with catalog (internal/errclass)
 package storage

@@ -15,12 +15,13 @@ import (
 
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/tarnhq/tarn/internal/errclass"
 	"github.com/tarnhq/tarn/spec"
 )
 
 // ErrSignOutsideLocation: a remote signing request names an object outside
 // the table's location, or a host that is not the warehouse's store (403).
-var ErrSignOutsideLocation error = &classError{msg: "request outside the table's location", class: ErrForbidden}
+var ErrSignOutsideLocation = errclass.New(ErrForbidden, "request outside the table's location")
 
 // unsignedPayload is S3's payload hash for a body the signature does not cover.
 const unsignedPayload = "UNSIGNED-PAYLOAD"
@@ -38,16 +39,16 @@ const unsignedPayload = "UNSIGNED-PAYLOAD"
 // for a malformed request.
 func (s *S3) Sign(ctx context.Context, dirs []string, req spec.RemoteSignRequest) (*spec.RemoteSignResult, error) {
 	if req.Provider != "" && req.Provider != "s3" {
-		return nil, errorf(ErrInvalidArgument, "provider %q is not supported (only s3)", req.Provider)
+		return nil, errclass.Errorf(ErrInvalidArgument, "provider %q is not supported (only s3)", req.Provider)
 	}
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete:
 	default:
-		return nil, errorf(ErrInvalidArgument, "method %q cannot be signed", req.Method)
+		return nil, errclass.Errorf(ErrInvalidArgument, "method %q cannot be signed", req.Method)
 	}
 	u, err := url.Parse(req.URI)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errorf(ErrInvalidArgument, "uri %q is not an http(s) URL", req.URI)
+		return nil, errclass.Errorf(ErrInvalidArgument, "uri %q is not an http(s) URL", req.URI)
 	}
 	if err := s.checkSignTarget(u, req, dirs); err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func (s *S3) Sign(ctx context.Context, dirs []string, req spec.RemoteSignRequest
 	}
 	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URI, nil)
 	if err != nil {
-		return nil, errorf(ErrInvalidArgument, "uri %q: %v", req.URI, err)
+		return nil, errclass.Errorf(ErrInvalidArgument, "uri %q: %v", req.URI, err)
 	}
 	for k, vs := range req.Headers {
 		switch strings.ToLower(k) {
@@ -81,7 +82,7 @@ func (s *S3) Sign(ctx context.Context, dirs []string, req spec.RemoteSignRequest
 		// one's name. S3 verifies the body against this hash.
 		sum := sha256.Sum256([]byte(req.Body))
 		if want := hex.EncodeToString(sum[:]); payload != "" && payload != want {
-			return nil, errorf(ErrSignOutsideLocation, "X-Amz-Content-Sha256 %q is not the hash of the body that was checked", payload)
+			return nil, errclass.Errorf(ErrSignOutsideLocation, "X-Amz-Content-Sha256 %q is not the hash of the body that was checked", payload)
 		}
 		payload = ""
 	}
@@ -158,7 +159,7 @@ func (s *S3) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs []stri
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return errorf(ErrSignOutsideLocation, "%s: query cannot be checked: %v", req.URI, err)
+		return errclass.Errorf(ErrSignOutsideLocation, "%s: query cannot be checked: %v", req.URI, err)
 	}
 	for name, vs := range q {
 		allowed := signQueryParams
@@ -166,10 +167,10 @@ func (s *S3) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs []stri
 			allowed = signObjectParams
 		}
 		if !allowed[name] {
-			return errorf(ErrSignOutsideLocation, "%s: query parameter %q is not allowed", req.URI, name)
+			return errclass.Errorf(ErrSignOutsideLocation, "%s: query parameter %q is not allowed", req.URI, name)
 		}
 		if len(vs) > 1 {
-			return errorf(ErrSignOutsideLocation, "%s: query parameter %q is repeated", req.URI, name)
+			return errclass.Errorf(ErrSignOutsideLocation, "%s: query parameter %q is repeated", req.URI, name)
 		}
 	}
 	if err := checkSignHeaders(req, bucket, key, inside); err != nil {
@@ -177,7 +178,7 @@ func (s *S3) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs []stri
 	}
 	if key != "" {
 		if !inside(key) {
-			return errorf(ErrSignOutsideLocation, "%s is outside the table's location", req.URI)
+			return errclass.Errorf(ErrSignOutsideLocation, "%s is outside the table's location", req.URI)
 		}
 		return nil
 	}
@@ -198,16 +199,16 @@ func (s *S3) checkSignTarget(u *url.URL, req spec.RemoteSignRequest, dirs []stri
 			} `xml:"Object"`
 		}
 		if err := xml.Unmarshal([]byte(req.Body), &del); err != nil || len(del.Objects) == 0 {
-			return errorf(ErrSignOutsideLocation, "DeleteObjects without a readable body cannot be checked")
+			return errclass.Errorf(ErrSignOutsideLocation, "DeleteObjects without a readable body cannot be checked")
 		}
 		for _, o := range del.Objects {
 			if !inside(o.Key) {
-				return errorf(ErrSignOutsideLocation, "DeleteObjects names %q, outside the table's location", o.Key)
+				return errclass.Errorf(ErrSignOutsideLocation, "DeleteObjects names %q, outside the table's location", o.Key)
 			}
 		}
 		return nil
 	}
-	return errorf(ErrSignOutsideLocation, "%s %s is a bucket-level request outside the table's location", req.Method, req.URI)
+	return errclass.Errorf(ErrSignOutsideLocation, "%s %s is a bucket-level request outside the table's location", req.Method, req.URI)
 }
 
 // checkSignHeaders checks the headers that widen what a signed request
@@ -222,22 +223,22 @@ func checkSignHeaders(req spec.RemoteSignRequest, bucket, key string, inside fun
 		switch {
 		case lname == headerCopySource:
 			if req.Method != http.MethodPut || key == "" || len(vs) != 1 {
-				return errorf(ErrSignOutsideLocation, "%s: only one copy source, on a PUT of an object, can be signed", headerCopySource)
+				return errclass.Errorf(ErrSignOutsideLocation, "%s: only one copy source, on a PUT of an object, can be signed", headerCopySource)
 			}
 			if !copySourceInside(vs[0], bucket, inside) {
-				return errorf(ErrSignOutsideLocation, "%s %q is outside the table's location", headerCopySource, vs[0])
+				return errclass.Errorf(ErrSignOutsideLocation, "%s %q is outside the table's location", headerCopySource, vs[0])
 			}
 		case strings.HasPrefix(lname, headerCopySource+"-if-"), lname == headerCopySource+"-range":
 		case strings.HasPrefix(lname, headerCopySource):
 			// x-amz-copy-source-server-side-encryption-customer-* and any
 			// later variant: not something Iceberg sends.
-			return errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
+			return errclass.Errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
 		case lname == "x-amz-acl":
 			for _, v := range vs {
 				switch strings.TrimSpace(v) {
 				case "private", "bucket-owner-full-control", "bucket-owner-read":
 				default:
-					return errorf(ErrSignOutsideLocation, "x-amz-acl %q cannot be signed", v)
+					return errclass.Errorf(ErrSignOutsideLocation, "x-amz-acl %q cannot be signed", v)
 				}
 			}
 		case strings.HasPrefix(lname, "x-amz-grant-"), lname == "x-amz-website-redirect-location",
@@ -246,7 +247,7 @@ func checkSignHeaders(req spec.RemoteSignRequest, bucket, key string, inside fun
 			// the bucket's website elsewhere; object lock would keep
 			// the catalog's own expiry and purge from deleting files.
 			// Iceberg's FileIOs send none of them.
-			return errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
+			return errclass.Errorf(ErrSignOutsideLocation, "header %s cannot be signed", name)
 		}
 	}
 	return nil
@@ -305,7 +306,7 @@ func (s *S3) bucketKey(u *url.URL) (bucket, key string, err error) {
 		if strings.HasSuffix(strings.ToLower(u.Host), "."+endpointHost) {
 			return strings.TrimSuffix(strings.ToLower(u.Host), "."+endpointHost), strings.TrimPrefix(u.Path, "/"), nil
 		}
-		return "", "", errorf(ErrSignOutsideLocation, "host %s is not the warehouse's S3 endpoint", u.Host)
+		return "", "", errclass.Errorf(ErrSignOutsideLocation, "host %s is not the warehouse's S3 endpoint", u.Host)
 	}
 	// AWS: path style on an S3 service host, or virtual-hosted style on
 	// the warehouse bucket's own label in front of one. Any other name
@@ -317,7 +318,7 @@ func (s *S3) bucketKey(u *url.URL) (bucket, key string, err error) {
 	case strings.HasPrefix(host, s.bucket+".") && awsS3Host.MatchString(strings.TrimPrefix(host, s.bucket+".")):
 		return s.bucket, strings.TrimPrefix(u.Path, "/"), nil
 	}
-	return "", "", errorf(ErrSignOutsideLocation, "host %s is not AWS S3's endpoint for bucket %s", u.Host, s.bucket)
+	return "", "", errclass.Errorf(ErrSignOutsideLocation, "host %s is not AWS S3's endpoint for bucket %s", u.Host, s.bucket)
 }
 
 // awsS3Host matches AWS S3's service host names: s3.amazonaws.com,

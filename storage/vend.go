@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
+	"github.com/tarnhq/tarn/internal/errclass"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -87,8 +88,9 @@ func (s *S3) VendCredentials(ctx context.Context, dirs []string, access Access) 
 }
 
 // ErrVending: credentials could not be obtained from STS (the cause is
-// wrapped; it never holds a credential).
-var ErrVending = errors.New("vend credentials")
+// wrapped; it never holds a credential); the catalog cannot serve the
+// load now (503).
+var ErrVending = errclass.New(errclass.Unavailable, "vend credentials")
 
 // assumeRole asks STS for credentials of the configured role, limited by
 // SessionPolicy to dirs and access.

@@ -31,6 +31,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // LayoutVersion is the on-disk layout this build reads and writes. A later
@@ -62,7 +63,7 @@ const (
 
 // ErrLayoutVersion is returned by Open for a file written by a release with
 // another layout.
-var ErrLayoutVersion = errors.New("bolt: unsupported layout version")
+var ErrLayoutVersion = errclass.New(errclass.Internal, "bolt: unsupported layout version")
 
 // Store is the bbolt catalog.Store.
 type Store struct {

@@ -1,13 +1,13 @@
 package bolt
 
 import (
-	"errors"
 	"fmt"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // ErrInUse is returned by Open when another process holds the file's lock
 // (bbolt takes an exclusive flock for as long as a process has it open).
-var ErrInUse = errors.New("bolt: the catalog file is in use by another process")
+var ErrInUse = errclass.New(errclass.Internal, "bolt: the catalog file is in use by another process")
 
 // InUseError is Open's ErrInUse with the file and, where the operating
 // system tells (Linux: /proc/locks), the process that holds it.

@@ -40,6 +40,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 //go:embed migrations/*.sql
@@ -62,7 +63,7 @@ const commitTimeout = 30 * time.Second
 // ErrSchemaVersion is returned by Open for a database whose schema is
 // newer than SchemaVersion (written by a later Tarn), or dirty (a
 // migration failed half way and needs an operator).
-var ErrSchemaVersion = errors.New("postgres: unsupported schema version")
+var ErrSchemaVersion = errclass.New(errclass.Internal, "postgres: unsupported schema version")
 
 const levelSep = "\x1f"
 

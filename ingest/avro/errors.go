@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // Parent sentinels: the shared ones of ingest/codec, so that the pipeline
@@ -27,10 +28,10 @@ var (
 // Specific sentinels.
 var (
 	// ErrNotRecord: the top-level schema is not a record.
-	ErrNotRecord = codec.Kind(ErrUnsupported, "top-level avro schema is not a record")
+	ErrNotRecord = errclass.New(ErrUnsupported, "top-level avro schema is not a record")
 	// ErrRecursive: a record refers to itself, directly or through other
 	// types; Iceberg schemas are finite trees.
-	ErrRecursive = codec.Kind(ErrUnsupported, "recursive avro record")
+	ErrRecursive = errclass.New(ErrUnsupported, "recursive avro record")
 	// ErrMalformed: the payload is not a valid Avro binary encoding of the
 	// writer schema (truncated, trailing bytes, bad union or enum index,
 	// negative length).

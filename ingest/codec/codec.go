@@ -13,28 +13,30 @@
 package codec
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
-// Parent sentinels. Errors of a format wrap exactly one of them.
+// Parent sentinels. Errors of a format wrap exactly one of them. Each is
+// of class errclass.Internal: ingest/topics classifies them for a client
+// (a schema Tarn cannot store is ErrInvalid) before they reach one.
 var (
 	// ErrUnsupported: the writer schema has a construct Tarn cannot store
 	// in an Iceberg table (a recursive type, a null-only union, a decimal
 	// wider than 38 digits, ...). Schema-level.
-	ErrUnsupported = errors.New("unsupported schema")
+	ErrUnsupported = errclass.New(errclass.Internal, "unsupported schema")
 	// ErrIncompatible: the writer schema cannot be decoded into the
 	// target schema (a type change Iceberg does not allow, a writer field
 	// the target lacks, a required target column the writer lacks, an
 	// optional writer field into a required column). Schema-level: the
 	// table's schema must evolve first.
-	ErrIncompatible = errors.New("writer schema incompatible with table schema")
+	ErrIncompatible = errclass.New(errclass.Internal, "writer schema incompatible with table schema")
 	// ErrBadRecord: one payload cannot become a row; nothing was
 	// appended. Record-level.
-	ErrBadRecord = errors.New("bad record")
+	ErrBadRecord = errclass.New(errclass.Internal, "bad record")
 )
 
 // Record-level sentinels; both match ErrBadRecord with errors.Is.
@@ -42,16 +44,16 @@ var (
 	// ErrMalformed: the payload is not a valid encoding of its writer
 	// schema (truncated, trailing bytes, not JSON, fails JSON Schema
 	// validation, bad union or enum index).
-	ErrMalformed = Kind(ErrBadRecord, "malformed payload")
+	ErrMalformed = errclass.New(ErrBadRecord, "malformed payload")
 	// ErrOutOfRange: a decoded value does not fit its column (decimal
 	// overflow, an invalid uuid, a time outside one day, a number where
 	// the column holds an int that overflows it).
-	ErrOutOfRange = Kind(ErrBadRecord, "value does not fit its column")
+	ErrOutOfRange = errclass.New(ErrBadRecord, "value does not fit its column")
 )
 
 // ErrBuilderSchema: the RecordBuilder passed to Append was not built from
 // the decoder's ArrowSchema. A programming error, not a bad record.
-var ErrBuilderSchema = errors.New("record builder schema differs from the decoder's arrow schema")
+var ErrBuilderSchema = errclass.New(errclass.Internal, "record builder schema differs from the decoder's arrow schema")
 
 // Decoder appends Kafka record values written with one writer schema as
 // rows of a record whose schema comes from a target Iceberg schema.
@@ -104,15 +106,3 @@ func JoinPath(path, name string) string {
 
 	return path + "." + name
 }
-
-// Kind returns a specific sentinel: its message stands alone, and
-// errors.Is also matches parent.
-func Kind(parent error, msg string) error { return &kind{msg: msg, parent: parent} }
-
-type kind struct {
-	msg    string
-	parent error
-}
-
-func (k *kind) Error() string { return k.msg }
-func (k *kind) Unwrap() error { return k.parent }

@@ -1,10 +1,10 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/apache/iceberg-go"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // Sentinels. Errors of this package wrap one of them (or a sink, catalog
@@ -12,20 +12,20 @@ import (
 var (
 	// ErrInvalidConfig: a Config field is missing, out of range or does not
 	// parse.
-	ErrInvalidConfig = errors.New("invalid pipeline config")
+	ErrInvalidConfig = errclass.New(errclass.Internal, "invalid pipeline config")
 	// ErrTableShape: the table cannot hold the topic: its _kafka column is
 	// missing or not DESIGN.md's shape, or a partition field names a column
 	// it lacks.
-	ErrTableShape = errors.New("table does not fit the topic")
+	ErrTableShape = errclass.New(errclass.Internal, "table does not fit the topic")
 	// ErrSuspended: the topic stopped at a record it cannot materialize;
 	// see SuspendedError.
-	ErrSuspended = errors.New("topic suspended")
+	ErrSuspended = errclass.New(errclass.Internal, "topic suspended")
 	// ErrRunning: Run was called while another Run of the same Pipeline
 	// was still going.
-	ErrRunning = errors.New("pipeline already running")
+	ErrRunning = errclass.New(errclass.Internal, "pipeline already running")
 	// ErrNoSchema: a registry format's topic has no value schema in the
 	// registry yet (WriterSchema).
-	ErrNoSchema = errors.New("no schema registered for the topic")
+	ErrNoSchema = errclass.New(errclass.Internal, "no schema registered for the topic")
 )
 
 // ErrorKind classifies a record the pipeline could not materialize. Status

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tarnhq/tarn/ingest/codec"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // Parent sentinels: the shared ones of ingest/codec, so that the pipeline
@@ -29,7 +30,7 @@ var (
 var (
 	// ErrRecursive: a message contains itself, directly or through other
 	// messages, lists or maps; Iceberg schemas are finite trees.
-	ErrRecursive = codec.Kind(ErrUnsupported, "recursive protobuf message")
+	ErrRecursive = errclass.New(ErrUnsupported, "recursive protobuf message")
 	// ErrMalformed: the payload is not a valid Protobuf encoding of the
 	// writer message (truncated, a bad tag or wire type, a missing proto2
 	// required field), or its message indexes name no message of the

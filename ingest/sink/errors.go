@@ -1,9 +1,9 @@
 package sink
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/tarnhq/tarn/internal/errclass"
 	"github.com/tarnhq/tarn/offsets"
 )
 
@@ -12,11 +12,11 @@ import (
 // head's offsets) with %w.
 var (
 	// ErrInvalidConfig: a Config field is missing or out of range.
-	ErrInvalidConfig = errors.New("invalid sink config")
+	ErrInvalidConfig = errclass.New(errclass.Internal, "invalid sink config")
 	// ErrInvalidBatch: a Batch is malformed (no partitions, a negative
 	// partition or offset, End before Start, records of differing schemas).
 	// A programming error in the caller, not a data problem.
-	ErrInvalidBatch = errors.New("invalid batch")
+	ErrInvalidBatch = errclass.New(errclass.Internal, "invalid batch")
 	// ErrForeignOffsets (an offsets.ErrInvalid): the table's offsets
 	// belong to another Kafka cluster or topic than the sink's Config
 	// names.
@@ -29,17 +29,17 @@ var (
 	// ErrSortedTable: the table has a sort order. iceberg-go sorts each
 	// batch before writing it, so rows would not keep the batch's order and
 	// row positions (see the package doc) would not be known.
-	ErrSortedTable = errors.New("table has a sort order; the sink writes unsorted tables only")
+	ErrSortedTable = errclass.New(errclass.Internal, "table has a sort order; the sink writes unsorted tables only")
 	// ErrWrittenDone: CommitWritten was called with a Written that was
 	// already committed or dropped.
-	ErrWrittenDone = errors.New("written batch already committed or dropped")
+	ErrWrittenDone = errclass.New(errclass.Internal, "written batch already committed or dropped")
 	// ErrMainMoved: with Config.NoRebase, main moved between the batch's
 	// planning and its commit; the batch was dropped and is to be read
 	// again from the head.
-	ErrMainMoved = errors.New("main moved since the batch was planned")
+	ErrMainMoved = errclass.New(errclass.Internal, "main moved since the batch was planned")
 	// ErrStaleBatch: the batch no longer applies to the table's head; see
 	// StaleBatchError.
-	ErrStaleBatch = errors.New("stale batch")
+	ErrStaleBatch = errclass.New(errclass.Internal, "stale batch")
 )
 
 // StaleBatchError is returned by Commit and CommitWritten when the table's

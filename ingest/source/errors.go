@@ -1,9 +1,9 @@
 package source
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/tarnhq/tarn/internal/errclass"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -11,24 +11,24 @@ import (
 // errors, the kerr or kgo error as well) with %w.
 var (
 	// ErrInvalidConfig: a Config field is missing or out of range.
-	ErrInvalidConfig = errors.New("invalid source config")
+	ErrInvalidConfig = errclass.New(errclass.Internal, "invalid source config")
 	// ErrInvalidStart: Open was given a negative partition or offset.
-	ErrInvalidStart = errors.New("invalid start offsets")
+	ErrInvalidStart = errclass.New(errclass.Internal, "invalid start offsets")
 	// ErrUnknownTopic: the topic does not exist (or the client may not
 	// describe it).
-	ErrUnknownTopic = errors.New("unknown topic")
+	ErrUnknownTopic = errclass.New(errclass.Internal, "unknown topic")
 	// ErrOffsetBeyondEnd: a start offset is past the partition's high
 	// watermark. The table recorded offsets of records that no longer
 	// exist: the topic was deleted and recreated, or the broker lost
 	// data. The source fails closed rather than wait for the log to grow
 	// past the offset and silently skip the records in between.
-	ErrOffsetBeyondEnd = errors.New("start offset beyond the partition's end")
+	ErrOffsetBeyondEnd = errclass.New(errclass.Internal, "start offset beyond the partition's end")
 	// ErrFetch: a fetch failed with an error the client does not retry
 	// (authorization, an unsupported or corrupt batch, a recreated
 	// topic). The partition is no longer fetched; the pipeline stops.
-	ErrFetch = errors.New("fetch failed")
+	ErrFetch = errclass.New(errclass.Internal, "fetch failed")
 	// ErrClosed: the Source was closed.
-	ErrClosed = errors.New("source closed")
+	ErrClosed = errclass.New(errclass.Internal, "source closed")
 )
 
 // RecordError is an error about one record, for decoders and writers:

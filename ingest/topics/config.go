@@ -11,6 +11,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/jsonrow"
 	"github.com/tarnhq/tarn/ingest/pipeline"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // Start says where a new topic's partitions begin (issue 3, management
@@ -117,7 +118,7 @@ var PatchFields = []string{"target-lag-ms", "target-file-size-bytes", "error-mod
 func ParseTable[S ~string](s S) (catalog.Ident, error) {
 	id, err := catalog.ParseIdent(string(s))
 	if err != nil {
-		return catalog.Ident{}, errorf(ErrInvalid, "%v", err)
+		return catalog.Ident{}, errclass.Errorf(ErrInvalid, "%v", err)
 	}
 	return id, nil
 }
@@ -132,14 +133,14 @@ const maxTopicNameLen = 249
 func validTopicName(name string) error {
 	switch {
 	case name == "" || len(name) > maxTopicNameLen:
-		return errorf(ErrInvalid, "topic %q: a Kafka topic name has 1 to %d characters", name, maxTopicNameLen)
+		return errclass.Errorf(ErrInvalid, "topic %q: a Kafka topic name has 1 to %d characters", name, maxTopicNameLen)
 	case name == "." || name == "..":
-		return errorf(ErrInvalid, "topic %q: a Kafka topic name cannot be . or ..", name)
+		return errclass.Errorf(ErrInvalid, "topic %q: a Kafka topic name cannot be . or ..", name)
 	}
 	for _, r := range name {
 		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
 		if !ok {
-			return errorf(ErrInvalid, "topic %q: a Kafka topic name may hold only letters a-z and A-Z, digits, '.', '_' and '-', not %q", name, r)
+			return errclass.Errorf(ErrInvalid, "topic %q: a Kafka topic name may hold only letters a-z and A-Z, digits, '.', '_' and '-', not %q", name, r)
 		}
 	}
 	return nil
@@ -191,13 +192,13 @@ func (c TopicConfig) withDefaults() TopicConfig {
 func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 	c = c.withDefaults()
 	if strings.TrimSpace(c.Topic) == "" {
-		return c, pipeline.Config{}, errorf(ErrInvalid, "topic is required")
+		return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "topic is required")
 	}
 	if err := validTopicName(c.Topic); err != nil {
 		return c, pipeline.Config{}, err
 	}
 	if c.Table == "" {
-		return c, pipeline.Config{}, errorf(ErrInvalid, "table is required (namespace.name, e.g. sales.orders)")
+		return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "table is required (namespace.name, e.g. sales.orders)")
 	}
 	id, err := ParseTable(c.Table)
 	if err != nil {
@@ -207,13 +208,13 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 	switch c.Start {
 	case StartEarliest, StartLatest:
 	default:
-		return c, pipeline.Config{}, errorf(ErrInvalid, "start %q: want earliest or latest", c.Start)
+		return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "start %q: want earliest or latest", c.Start)
 	}
 	if c.TargetLagMs < MinTargetLagMs {
-		return c, pipeline.Config{}, errorf(ErrInvalid, "target-lag-ms %d is below the minimum %d", c.TargetLagMs, MinTargetLagMs)
+		return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "target-lag-ms %d is below the minimum %d", c.TargetLagMs, MinTargetLagMs)
 	}
 	if c.TargetFileSizeBytes < 0 {
-		return c, pipeline.Config{}, errorf(ErrInvalid, "target-file-size-bytes %d is negative", c.TargetFileSizeBytes)
+		return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "target-file-size-bytes %d is negative", c.TargetFileSizeBytes)
 	}
 	pc := pipeline.Config{
 		Topic:               c.Topic,
@@ -232,19 +233,19 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 		// The Delta publisher refuses snapshots with delete files (the log
 		// has no deletion vectors yet), so it would stop at the first
 		// update: refuse the combination instead of accepting it silently.
-		return c, pipeline.Config{}, errorf(ErrInvalid, "delta: Delta output is not available for mode %s yet (its updates and deletes are Iceberg position deletes, which the Delta log does not carry; docs/delta.md, roadmap)", pc.Mode)
+		return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "delta: Delta output is not available for mode %s yet (its updates and deletes are Iceberg position deletes, which the Delta log does not carry; docs/delta.md, roadmap)", pc.Mode)
 	}
 	if len(c.Schema) > 0 && string(c.Schema) != "null" {
 		if pc.Format != pipeline.FormatJSON {
-			return c, pipeline.Config{}, errorf(ErrInvalid, "schema is declared only for format json; format %s takes it from the registry or the records, or has none", c.Format)
+			return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "schema is declared only for format json; format %s takes it from the registry or the records, or has none", c.Format)
 		}
 		var sc iceberg.Schema
 		if err := json.Unmarshal(c.Schema, &sc); err != nil {
-			return c, pipeline.Config{}, errorf(ErrInvalid, "schema: not an Iceberg schema: %v", err)
+			return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "schema: not an Iceberg schema: %v", err)
 		}
 		fresh, err := iceberg.AssignFreshSchemaIDs(&sc, nil)
 		if err != nil {
-			return c, pipeline.Config{}, errorf(ErrInvalid, "schema: %v", err)
+			return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "schema: %v", err)
 		}
 		if c.Schema, err = json.Marshal(fresh); err != nil {
 			return c, pipeline.Config{}, err
@@ -256,7 +257,7 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 	check := pc
 	check.Cluster = "-"
 	if err := check.Validate(); err != nil {
-		return c, pipeline.Config{}, errorf(ErrInvalid, "%v", err)
+		return c, pipeline.Config{}, errclass.Errorf(ErrInvalid, "%v", err)
 	}
 	return c, pc, nil
 }
@@ -299,20 +300,20 @@ func (p Patch) apply(c TopicConfig) TopicConfig {
 func (p Patch) validate() error {
 	switch {
 	case p.TargetLagMs != nil && *p.TargetLagMs < MinTargetLagMs:
-		return errorf(ErrInvalid, "target-lag-ms %d is below the minimum %d", *p.TargetLagMs, MinTargetLagMs)
+		return errclass.Errorf(ErrInvalid, "target-lag-ms %d is below the minimum %d", *p.TargetLagMs, MinTargetLagMs)
 	case p.TargetFileSizeBytes != nil && *p.TargetFileSizeBytes <= 0:
-		return errorf(ErrInvalid, "target-file-size-bytes must be positive, got %d", *p.TargetFileSizeBytes)
+		return errclass.Errorf(ErrInvalid, "target-file-size-bytes must be positive, got %d", *p.TargetFileSizeBytes)
 	case p.ErrorMode != nil && *p.ErrorMode == "":
-		return errorf(ErrInvalid, "error-mode must not be empty (suspend, skip or dlq)")
+		return errclass.Errorf(ErrInvalid, "error-mode must not be empty (suspend, skip or dlq)")
 	case p.TimestampUnit != nil && *p.TimestampUnit == "":
-		return errorf(ErrInvalid, "timestamp-unit must not be empty (ms, us, ns or s)")
+		return errclass.Errorf(ErrInvalid, "timestamp-unit must not be empty (ms, us, ns or s)")
 	case p.FieldNameMatching != nil && *p.FieldNameMatching == "":
-		return errorf(ErrInvalid, "field-name-matching must not be empty (exact or case-insensitive)")
+		return errclass.Errorf(ErrInvalid, "field-name-matching must not be empty (exact or case-insensitive)")
 	case p.Mode != nil && *p.Mode == "":
-		return errorf(ErrInvalid, "mode must not be empty (append, upsert or debezium)")
+		return errclass.Errorf(ErrInvalid, "mode must not be empty (append, upsert or debezium)")
 	case p.TargetLagMs == nil && p.TargetFileSizeBytes == nil && p.ErrorMode == nil && p.PartitionSpec == nil &&
 		p.TimestampUnit == nil && p.FieldNameMatching == nil && p.Mode == nil && p.Delta == nil:
-		return errorf(ErrInvalid, "nothing to change: give one of %s", strings.Join(PatchFields, ", "))
+		return errclass.Errorf(ErrInvalid, "nothing to change: give one of %s", strings.Join(PatchFields, ", "))
 	}
 	return nil
 }

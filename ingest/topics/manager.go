@@ -21,6 +21,7 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/pipeline"
+	"github.com/tarnhq/tarn/internal/errclass"
 	"github.com/tarnhq/tarn/offsets"
 )
 
@@ -246,14 +247,14 @@ func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
 	case existing != nil && !existing.rec.Disabled:
 		// Not naming the table: it may be in a namespace the caller
 		// cannot see (GET the topic, with manage on it, to learn it).
-		return Status{}, errorf(ErrAlreadyEnabled, "topic %s is already enabled", cfg.Topic)
+		return Status{}, errclass.Errorf(ErrAlreadyEnabled, "topic %s is already enabled", cfg.Topic)
 	case existing != nil && !existing.ident.Equal(pcfg.Table):
-		return Status{}, errorf(ErrAlreadyEnabled, "topic %s is disabled with table %s; enable it with that table, or release it first (DELETE /management/v1/topics/%s?release=true)",
+		return Status{}, errclass.Errorf(ErrAlreadyEnabled, "topic %s is disabled with table %s; enable it with that table, or release it first (DELETE /management/v1/topics/%s?release=true)",
 			cfg.Topic, existing.rec.Config.Table, cfg.Topic)
 	case existing != nil:
 		reenable = true
 	case other != nil:
-		return Status{}, errorf(ErrTableTaken, "table %s is materialized from topic %s", cfg.Table, other.rec.Config.Topic)
+		return Status{}, errclass.Errorf(ErrTableTaken, "table %s is materialized from topic %s", cfg.Table, other.rec.Config.Topic)
 	}
 	if m.kcl == nil {
 		return Status{}, ErrNotConfigured
@@ -271,7 +272,7 @@ func (m *Manager) Enable(ctx context.Context, in TopicConfig) (Status, error) {
 			return Status{}, err
 		}
 		if exists {
-			return Status{}, errorf(ErrTableTaken, "table %s already exists and is not materialized by Tarn; choose another table", cfg.Table)
+			return Status{}, errclass.Errorf(ErrTableTaken, "table %s already exists and is not materialized by Tarn; choose another table", cfg.Table)
 		}
 	}
 	if err := m.checkDLQFree(ctx, cfg.Topic, pcfg.Table, !reenable); err != nil {
@@ -360,7 +361,7 @@ func (m *Manager) checkDLQFree(ctx context.Context, topic string, table catalog.
 	case !fresh && isDLQShaped(tbl.Schema()):
 		return nil
 	}
-	return errorf(ErrDLQTaken,
+	return errclass.Errorf(ErrDLQTaken,
 		"table %s already exists and is not the dead letter table of topic %s (Tarn would write the topic's bad records into it); drop it or rename it, then try again",
 		catalog.FormatIdent(dlq), topic)
 }
@@ -398,7 +399,7 @@ func writerSchema(ctx context.Context, reg pipeline.Registry, pcfg pipeline.Conf
 	case err == nil:
 		return sc, f, nil
 	case errors.Is(err, pipeline.ErrInvalidConfig), errors.Is(err, pipeline.ErrNoSchema), errors.Is(err, codec.ErrUnsupported):
-		return nil, "", errorf(ErrInvalid, "%v", err)
+		return nil, "", errclass.Errorf(ErrInvalid, "%v", err)
 	}
 	return nil, "", fmt.Errorf("%w: %w", ErrUpstream, err)
 }
@@ -406,7 +407,7 @@ func writerSchema(ctx context.Context, reg pipeline.Registry, pcfg pipeline.Conf
 // enableError classifies an error of EnsureTable or the store.
 func enableError(err error) error {
 	if errors.Is(err, pipeline.ErrInvalidConfig) || errors.Is(err, pipeline.ErrTableShape) {
-		return errorf(ErrInvalid, "%v", err)
+		return errclass.Errorf(ErrInvalid, "%v", err)
 	}
 	return err
 }
@@ -420,11 +421,11 @@ func (m *Manager) describe(ctx context.Context, topic string) (string, error) {
 	td, ok := md.Topics[topic]
 	switch {
 	case !ok, errors.Is(td.Err, kerr.UnknownTopicOrPartition):
-		return "", errorf(ErrNoSuchKafkaTopic, "Kafka topic %s does not exist", topic)
+		return "", errclass.Errorf(ErrNoSuchKafkaTopic, "Kafka topic %s does not exist", topic)
 	case td.Err != nil:
 		return "", fmt.Errorf("%w: kafka topic %s: %w", ErrUpstream, topic, td.Err)
 	case len(td.Partitions) == 0:
-		return "", errorf(ErrNoSuchKafkaTopic, "Kafka topic %s has no partitions", topic)
+		return "", errclass.Errorf(ErrNoSuchKafkaTopic, "Kafka topic %s has no partitions", topic)
 	}
 	cluster := md.Cluster
 	if cluster == "" {
@@ -463,7 +464,7 @@ func (m *Manager) Get(ctx context.Context, topic string) (Status, error) {
 	t := m.topics[topic]
 	m.mu.RUnlock()
 	if t == nil {
-		return Status{}, errorf(ErrNoSuchTopic, "topic %s is not enabled in Tarn", topic)
+		return Status{}, errclass.Errorf(ErrNoSuchTopic, "topic %s is not enabled in Tarn", topic)
 	}
 	return m.status(ctx, t), nil
 }
@@ -513,7 +514,7 @@ func (m *Manager) Update(ctx context.Context, topic string, p Patch) (Status, er
 		return Status{}, err
 	}
 	if cfg.Mode != t.rec.Config.Mode {
-		return Status{}, errorf(ErrInvalid, "mode %s: topic %s was enabled in mode %s, which its table's rows were written in; "+
+		return Status{}, errclass.Errorf(ErrInvalid, "mode %s: topic %s was enabled in mode %s, which its table's rows were written in; "+
 			"to change it, disable the topic and enable it again into a new table", cfg.Mode, topic, t.rec.Config.Mode)
 	}
 	if cfg.ErrorMode == string(pipeline.ErrorModeDLQ) && t.rec.Config.ErrorMode != cfg.ErrorMode {
@@ -568,7 +569,7 @@ func (m *Manager) Resume(ctx context.Context, topic string) (Status, error) {
 	st := t.statusLocked()
 	m.mu.RUnlock()
 	if st.State != StateSuspended {
-		return Status{}, errorf(ErrNotSuspended, "topic %s is %s, not suspended; only a suspended topic can be resumed", topic, st.State)
+		return Status{}, errclass.Errorf(ErrNotSuspended, "topic %s is %s, not suspended; only a suspended topic can be resumed", topic, st.State)
 	}
 	m.stopLocked(t)
 	if err := m.passSchema(ctx, t); err != nil {
@@ -689,7 +690,7 @@ func (m *Manager) lookup(topic string) (*topic, error) {
 	defer m.mu.RUnlock()
 	t := m.topics[topic]
 	if t == nil {
-		return nil, errorf(ErrNoSuchTopic, "topic %s is not enabled in Tarn", topic)
+		return nil, errclass.Errorf(ErrNoSuchTopic, "topic %s is not enabled in Tarn", topic)
 	}
 	return t, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/pipeline"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // evolveSpec makes fields the table's default partition spec: one catalog
@@ -34,14 +35,14 @@ func (m *Manager) evolveSpec(ctx context.Context, id catalog.Ident, fields []str
 	for _, s := range fields {
 		f, err := pipeline.ParsePartitionField(s)
 		if err != nil {
-			return errorf(ErrInvalid, "%v", err)
+			return errclass.Errorf(ErrInvalid, "%v", err)
 		}
 		src, ok := sc.FindFieldByName(f.Source)
 		if !ok {
-			return errorf(ErrInvalid, "partition field %q: the table has no column %s", s, f.Source)
+			return errclass.Errorf(ErrInvalid, "partition field %q: the table has no column %s", s, f.Source)
 		}
 		if !f.Transform.CanTransform(src.Type) {
-			return errorf(ErrInvalid, "partition field %q: %s does not apply to %s column %s", s, f.Transform, src.Type, f.Source)
+			return errclass.Errorf(ErrInvalid, "partition field %q: %s does not apply to %s column %s", s, f.Transform, src.Type, f.Source)
 		}
 		k := key{src.ID, f.Transform.String()}
 		if _, dup := want[k]; !dup {
@@ -74,7 +75,7 @@ func (m *Manager) evolveSpec(ctx context.Context, id catalog.Ident, fields []str
 		return nil
 	}
 	if err := us.Commit(); err != nil {
-		return errorf(ErrInvalid, "partition spec: %v", err)
+		return errclass.Errorf(ErrInvalid, "partition spec: %v", err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit the partition spec of %s: %w", id, err)

@@ -2,7 +2,6 @@ package upsert
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,12 +16,13 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // ErrPartitioned is returned for a partitioned table: this version keeps
 // the row positions of unpartitioned upsert tables only (docs/upsert.md,
 // "Limits").
-var ErrPartitioned = errors.New("upsert tables must be unpartitioned")
+var ErrPartitioned = errclass.New(errclass.Internal, "upsert tables must be unpartitioned")
 
 // WritePositionDeletes writes, for each data file in deletes (path →
 // ascending positions), one file-scoped position delete file (Iceberg

@@ -3,7 +3,6 @@ package upsert
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // KeyColumn is the Parquet column path the index reads keys back from:
@@ -24,7 +24,7 @@ const KeyColumn = "_kafka.key"
 // ErrIndexMismatch reports a table whose files contradict an upsert
 // table's invariants: two live rows of one key, a key that cannot be
 // decoded, a delete file the index cannot apply.
-var ErrIndexMismatch = errors.New("upsert: table does not match its key index")
+var ErrIndexMismatch = errclass.New(errclass.Internal, "upsert: table does not match its key index")
 
 // KeyFunc returns the canonical key of a raw Kafka record key (nil for a
 // record without one).

@@ -18,42 +18,45 @@ const module = "github.com/tarnhq/tarn"
 // are listed before they exist, so that their first commit already obeys
 // the layering.
 var allowed = map[string][]string{
+	// internal/errclass, the error classes, sits below everything: every
+	// package's sentinels wrap one of its classes.
+	"internal/errclass":   {},
 	"spec":                {},
-	"internal/strictjson": {},
+	"internal/strictjson": {"internal/errclass"},
 	"internal/recovery":   {},
 	// storage: a warehouse's FileIO, locations, S3 vending and signing.
-	"storage":          {"spec"},
-	"catalog":          {"spec", "storage", "internal/strictjson"},
-	"catalog/bolt":     {"catalog", "internal/strictjson"},
-	"catalog/postgres": {"catalog", "internal/strictjson"},
-	"auth":             {"internal/strictjson"},
+	"storage":          {"internal/errclass", "spec"},
+	"catalog":          {"internal/errclass", "spec", "storage", "internal/strictjson"},
+	"catalog/bolt":     {"internal/errclass", "catalog", "internal/strictjson"},
+	"catalog/postgres": {"internal/errclass", "catalog", "internal/strictjson"},
+	"auth":             {"internal/errclass", "internal/strictjson"},
 	// What ingest and maintenance share sits below both, so neither
 	// imports the other: the offsets summary every snapshot carries
 	// (whose sentinels may wrap catalog's classes) and the properties
 	// owned tables are created with.
-	"offsets":       {"catalog", "internal/strictjson"},
+	"offsets":       {"internal/errclass", "catalog", "internal/strictjson"},
 	"tabledefaults": {},
 
-	"ingest/codec":        {},
+	"ingest/codec":        {"internal/errclass"},
 	"ingest/internal/...": {"ingest/codec", "ingest/internal/..."},
-	"ingest/avro":         {"ingest/codec", "ingest/internal/...", "ingest/connect"},
-	"ingest/protobuf":     {"ingest/codec", "ingest/internal/..."},
+	"ingest/avro":         {"internal/errclass", "ingest/codec", "ingest/internal/...", "ingest/connect"},
+	"ingest/protobuf":     {"internal/errclass", "ingest/codec", "ingest/internal/..."},
 	"ingest/jsonrow":      {"ingest/codec", "ingest/internal/..."},
 	"ingest/jsonschema":   {"ingest/codec", "ingest/internal/...", "ingest/jsonrow"},
 	"ingest/connect":      {"ingest/codec", "ingest/internal/...", "ingest/jsonrow"},
-	"ingest/source":       {"internal/strictjson", "internal/recovery"},
-	"ingest/sink":         {"catalog", "internal/strictjson", "offsets"},
-	"maintenance":         {"catalog", "offsets", "tabledefaults", "internal/strictjson", "internal/recovery"},
-	"ingest/upsert":       {"catalog", "ingest/codec", "ingest/sink"},
-	"ingest/pipeline": {"catalog", "spec", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/avro", "ingest/protobuf", "ingest/jsonrow",
+	"ingest/source":       {"internal/errclass", "internal/strictjson", "internal/recovery"},
+	"ingest/sink":         {"internal/errclass", "catalog", "internal/strictjson", "offsets"},
+	"maintenance":         {"internal/errclass", "catalog", "offsets", "tabledefaults", "internal/strictjson", "internal/recovery"},
+	"ingest/upsert":       {"internal/errclass", "catalog", "ingest/codec", "ingest/sink"},
+	"ingest/pipeline": {"internal/errclass", "catalog", "spec", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/avro", "ingest/protobuf", "ingest/jsonrow",
 		"ingest/jsonschema", "ingest/connect", "ingest/source", "ingest/sink", "ingest/upsert", "offsets", "tabledefaults"},
-	"ingest/topics": {"catalog", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/jsonrow", "ingest/pipeline", "ingest/source", "ingest/sink", "offsets"},
-	"delta":         {"catalog", "internal/strictjson"},
-	"publish/...":   {"catalog", "internal/strictjson", "delta"}, // planned
-	"server":        {"spec", "internal/strictjson", "internal/recovery", "auth", "storage", "catalog", "ingest/topics", "maintenance", "delta", "ui"},
+	"ingest/topics": {"internal/errclass", "catalog", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/jsonrow", "ingest/pipeline", "ingest/source", "ingest/sink", "offsets"},
+	"delta":         {"internal/errclass", "catalog", "internal/strictjson"},
+	"publish/...":   {"internal/errclass", "catalog", "internal/strictjson", "delta"}, // planned
+	"server":        {"internal/errclass", "spec", "internal/strictjson", "internal/recovery", "auth", "storage", "catalog", "ingest/topics", "maintenance", "delta", "ui"},
 	// ui serves the console over the services the API uses, never a
 	// store: server mounts it, so it cannot import server.
-	"ui":      {"spec", "auth", "catalog", "ingest/topics", "maintenance", "delta", "publish/..."}, // planned
+	"ui":      {"internal/errclass", "spec", "auth", "catalog", "ingest/topics", "maintenance", "delta", "publish/..."}, // planned
 	"cmd/...": {"..."},
 
 	// Helpers for tests, benchmarks and the demo sit beside the layers

@@ -22,13 +22,14 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tarnhq/tarn/internal/errclass"
 )
 
 // ErrInvalid is the parent of every error Valid, Decode and DecodeKnown
 // return for input that is not exactly one acceptable JSON value (it is
 // not wrapped around the errors of v's own decoding: those are
 // encoding/json's).
-var ErrInvalid = errors.New("invalid JSON")
+var ErrInvalid = errclass.New(errclass.Internal, "invalid JSON")
 
 // MaxDepth is the deepest nesting of arrays and objects accepted: that of
 // jsontext (and of encoding/json's own decoder).
