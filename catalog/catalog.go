@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/apache/iceberg-go"
 	"io"
 	"log/slog"
 	"path"
@@ -17,7 +16,9 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/apache/iceberg-go"
 	"github.com/klauspost/compress/zstd"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tarnhq/tarn/storage"
 )
@@ -36,6 +37,10 @@ type Config struct {
 	// returned wrapped in ErrInvalidArgument (400). Tarn sets
 	// maintenance.ValidateProperties.
 	ValidateTableProperties func(iceberg.Properties) error
+	// Metrics registers the tarn_catalog_* counters (metrics.go); none
+	// when nil (they count, and nothing exports them). Tarn passes
+	// prometheus.DefaultRegisterer; a test passes a registry of its own.
+	Metrics prometheus.Registerer
 }
 
 // Catalog is the catalog service. It is safe for concurrent use; all
@@ -55,6 +60,7 @@ type Catalog struct {
 	validateProps func(iceberg.Properties) error
 	// observers are told of every commit (AddCommitObserver).
 	observers observers
+	metrics   *metrics
 }
 
 // checkTableProperties checks next, the properties of table id after a
@@ -82,7 +88,8 @@ func (c *Catalog) checkTableProperties(id Ident, base, next iceberg.Properties) 
 }
 
 // New returns a Catalog over cfg.Store. Errors wrap ErrInvalidArgument for
-// a config without a store or warehouse.
+// a config without a store or warehouse; a failed registration of the
+// metrics (cfg.Metrics has them already) is returned as it is.
 func New(cfg Config) (*Catalog, error) {
 	if cfg.Store == nil || len(cfg.Warehouses) == 0 {
 		return nil, fmt.Errorf("%w: catalog needs a store and a warehouse", ErrInvalidArgument)
@@ -97,7 +104,11 @@ func New(cfg Config) (*Catalog, error) {
 			}
 		}
 	}
-	c := &Catalog{store: cfg.Store, warehouses: map[string]*Warehouse{}, log: cfg.Logger, validateProps: cfg.ValidateTableProperties}
+	m, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	c := &Catalog{store: cfg.Store, warehouses: map[string]*Warehouse{}, log: cfg.Logger, validateProps: cfg.ValidateTableProperties, metrics: m}
 	if c.log == nil {
 		c.log = slog.Default()
 	}

@@ -153,8 +153,8 @@ func concScan(ctx context.Context, t *testing.T, cat *rest.Catalog, id table.Ide
 }
 
 // concCommitCounters reads tarn_catalog_commit_retries_total and
-// tarn_catalog_commit_conflicts_total from the server's /metrics. They are
-// process-wide, so callers compare before and after.
+// tarn_catalog_commit_conflicts_total from the server's /metrics (its own
+// registry); callers compare before and after their own setup.
 func concCommitCounters(t *testing.T, srv *testserver.Server) (retries, conflicts float64) {
 	t.Helper()
 	m := scrapeMetrics(t, srv.URL)

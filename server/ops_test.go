@@ -73,8 +73,9 @@ func TestMetadataDeleteAfterCommit(t *testing.T) {
 // TestPrometheusMetrics checks that /metrics counts what happened: each
 // request once under its route template, method and status (and once in
 // the latency histogram), the create as a commit, the refused commit as
-// a conflict and the client's report by type. The counters are
-// process-wide, so the test compares them before and after.
+// a conflict and the client's report by type. The counters are the
+// test server's own (testserver.Server.Metrics), so no other test moves
+// them; the test compares them before and after its own setup requests.
 func TestPrometheusMetrics(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "obs")
