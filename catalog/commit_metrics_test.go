@@ -72,6 +72,7 @@ func newRacingCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse, *raci
 // can never survive a rebase) the server reported 47 rebases and 130
 // conflicts where no commit had been rebased at all.
 func TestCommitRetryMetricCountsOnlyRebases(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 
 	t.Run("requirements fail on the new head", func(t *testing.T) {
@@ -142,6 +143,7 @@ func TestCommitRetryMetricCountsOnlyRebases(t *testing.T) {
 // step. Each pointer write counts once; a refused commit and a commit
 // with nothing to apply count nothing.
 func TestCommitsMetricCountsEveryPointerWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()
 	cat, wh, _ := testserver.NewMeteredCatalog(t, t.TempDir(), nil, reg)

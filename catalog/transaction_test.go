@@ -18,6 +18,7 @@ import (
 // compare-and-swap, so a commit to that table landing between the check and
 // the swap went unnoticed and the transaction succeeded on a stale premise.
 func TestTransactionRequirementOnlyEntryIsPartOfTheSwap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, wh, rs, guarded, _ := newRacingCatalog(t)
 	other := catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "other"}

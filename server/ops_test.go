@@ -16,6 +16,7 @@ import (
 )
 
 func TestHealthAndReady(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{"/healthz", "/readyz"} {
 		rsp := e.do(t, http.MethodGet, path, nil)
@@ -31,6 +32,7 @@ func TestHealthAndReady(t *testing.T) {
 // metadata file and the two before it; older files are deleted from the
 // warehouse as they drop out of the metadata log.
 func TestMetadataDeleteAfterCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "m")
 	tbl := e.createTable(t, ns, "t")
@@ -77,6 +79,7 @@ func TestMetadataDeleteAfterCommit(t *testing.T) {
 // test server's own (testserver.Server.Metrics), so no other test moves
 // them; the test compares them before and after its own setup requests.
 func TestPrometheusMetrics(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "obs")
 	const tableRoute = "/v1/:prefix/namespaces/:namespace/tables/:table"
