@@ -79,6 +79,7 @@ func newService(t *testing.T, oidc ...OIDCConfig) *Service {
 }
 
 func TestSecurableParseAndCover(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"catalog", "namespace:a", "namespace:a.b", "table:a.b.t", "view:a.v"} {
 		s, err := ParseSecurable(v)
 		if err != nil || s.String() != v {
@@ -119,6 +120,7 @@ func TestSecurableParseAndCover(t *testing.T) {
 // now (a namespace's levels, a table's or view's REST TableIdentifier),
 // read back and printed that way.
 func TestSecurableDottedNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		text string
 		want Securable
@@ -151,6 +153,7 @@ func TestSecurableDottedNames(t *testing.T) {
 }
 
 func TestGrantsAuthorizer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newService(t)
 	st := s.Store()
@@ -204,6 +207,7 @@ func TestGrantsAuthorizer(t *testing.T) {
 }
 
 func TestTokenEndpoint(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newService(t)
 	secret, err := s.Store().CreatePrincipal(ctx, "etl", false)
@@ -248,6 +252,7 @@ func TestTokenEndpoint(t *testing.T) {
 }
 
 func TestAuthenticateRefusesBadTokens(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newService(t)
 	if _, err := s.Store().CreatePrincipal(ctx, "p", false); err != nil {
@@ -362,6 +367,7 @@ func (f *fakeOIDC) token(t *testing.T, claims jwt.MapClaims) string {
 // read up to its first value as a json.Decoder would (issue 13 item 0:
 // every JSON decode is strict), so no token verifies against it.
 func TestOIDCMalformedKeySetRefused(t *testing.T) {
+	t.Parallel()
 	for _, trailer := range []string{"}", "]", `{"keys":[]}`} {
 		f := newFakeOIDC(t)
 		f.mu.Lock()
@@ -377,6 +383,7 @@ func TestOIDCMalformedKeySetRefused(t *testing.T) {
 }
 
 func TestOIDCIssuer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFakeOIDC(t)
 	s := newService(t, OIDCConfig{Issuer: f.srv.URL, Audience: "tarn-api", PrincipalClaim: "email", RolesClaim: "groups"})
@@ -492,6 +499,7 @@ func TestOIDCRefreshServesCachedKeys(t *testing.T) {
 }
 
 func TestSigningKeyPersists(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	k1, err := LoadOrCreateKey(dir)
 	if err != nil {
@@ -509,6 +517,7 @@ func TestSigningKeyPersists(t *testing.T) {
 }
 
 func TestEnsureRoot(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := NewStore(&memRecords{}, bcrypt.MinCost)
 	sec, gen, err := st.EnsureRoot(ctx, "root", "")
@@ -539,6 +548,7 @@ func TestEnsureRoot(t *testing.T) {
 // credential is replaced (TARN_ROOT_CREDENTIAL at restart) is refused,
 // not when the same credential is ensured again.
 func TestTokensEndWithCredentials(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newService(t)
 	st := s.Store()
@@ -624,6 +634,7 @@ func TestTokensEndWithCredentials(t *testing.T) {
 // exchange is refused (invalid_grant) until the client authenticates
 // with its secret again.
 func TestTokenExchangeSessionBounded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	key, err := LoadOrCreateKey(t.TempDir())
 	if err != nil {
@@ -682,6 +693,7 @@ func TestTokenExchangeSessionBounded(t *testing.T) {
 // principal prefix: the same sub at each is two principals, and a
 // principal's stored roles apply to its own issuer's tokens only.
 func TestOIDCIssuers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fa, fb := newFakeOIDC(t), newFakeOIDC(t)
 	s := newService(t, OIDCConfig{Issuer: fa.srv.URL, PrincipalPrefix: "a~"}, OIDCConfig{Issuer: fb.srv.URL, PrincipalPrefix: "b~"})

@@ -19,6 +19,7 @@ import (
 // an external issuer's token whose claim equals the subject's id is not
 // the subject.
 func TestTokenExchangeRefusesImpersonation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	idp := newFakeOIDC(t)
 	s := newService(t, OIDCConfig{Issuer: idp.srv.URL, Audience: "tarn-api", PrincipalClaim: "email", RolesClaim: "groups"})

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/apache/iceberg-go"
 	"io"
 	"log/slog"
 	"path"
@@ -17,7 +16,9 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/apache/iceberg-go"
 	"github.com/klauspost/compress/zstd"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tarnhq/tarn/storage"
 )
@@ -47,6 +48,10 @@ type Config struct {
 	// compaction target size) and the Delta output's
 	// (delta.TunableProperties: its switch and checkpoint interval).
 	TunablePrefixes []string
+	// Metrics registers the tarn_catalog_* counters (metrics.go); none
+	// when nil (they count, and nothing exports them). Tarn passes
+	// prometheus.DefaultRegisterer; a test passes a registry of its own.
+	Metrics prometheus.Registerer
 }
 
 // Catalog is the catalog service. It is safe for concurrent use; all
@@ -68,6 +73,7 @@ type Catalog struct {
 	tunablePrefixes []string
 	// observers are told of every commit (AddCommitObserver).
 	observers observers
+	metrics   *metrics
 }
 
 // checkTableProperties checks next, the properties of table id after a
@@ -95,7 +101,8 @@ func (c *Catalog) checkTableProperties(id Ident, base, next iceberg.Properties) 
 }
 
 // New returns a Catalog over cfg.Store. Errors wrap ErrInvalidArgument for
-// a config without a store or warehouse.
+// a config without a store or warehouse; a failed registration of the
+// metrics (cfg.Metrics has them already) is returned as it is.
 func New(cfg Config) (*Catalog, error) {
 	if cfg.Store == nil || len(cfg.Warehouses) == 0 {
 		return nil, fmt.Errorf("%w: catalog needs a store and a warehouse", ErrInvalidArgument)
@@ -110,8 +117,12 @@ func New(cfg Config) (*Catalog, error) {
 			}
 		}
 	}
+	m, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
 	c := &Catalog{store: cfg.Store, warehouses: map[string]*Warehouse{}, log: cfg.Logger, validateProps: cfg.ValidateTableProperties,
-		tunablePrefixes: slices.Clone(cfg.TunablePrefixes)}
+		tunablePrefixes: slices.Clone(cfg.TunablePrefixes), metrics: m}
 	if c.log == nil {
 		c.log = slog.Default()
 	}

@@ -125,7 +125,7 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 		if attempt > 1 {
 			// Every requirement held against the heads that beat the
 			// previous attempt: this attempt is a server-side rebase.
-			commitRetriesTotal.Inc()
+			c.metrics.commitRetries.Inc()
 		}
 		// A table whose entry only asserts requirements still takes part in
 		// the swap as a check-only change, so a concurrent commit to it
@@ -145,7 +145,7 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 			err = c.abandon(ctx, wh, err, written...)
 			return errors.Is(err, ErrCommitFailed), err
 		}
-		commitsTotal.Add(float64(swapped))
+		c.metrics.commits.Add(float64(swapped))
 		out = make([]*Loaded, len(staged))
 		for i, s := range staged {
 			if !s.noop && s.base != nil {
@@ -183,7 +183,7 @@ func (c *Catalog) swapWithRetry(ctx context.Context, attempt func(n int) (lost b
 		lost, err := attempt(n)
 		if !lost || n == maxCommitAttempts {
 			if errors.Is(err, ErrCommitFailed) {
-				commitConflictsTotal.Inc()
+				c.metrics.commitConflicts.Inc()
 			}
 			return err
 		}

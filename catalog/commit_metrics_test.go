@@ -31,10 +31,10 @@ func (s *racingStore) CommitPointers(ctx context.Context, changes []catalog.Poin
 	return s.Store.CommitPointers(ctx, changes)
 }
 
-// counterValue reads a counter of the default registry.
-func counterValue(t *testing.T, name string) float64 {
+// counterValue reads a counter of the test's registry.
+func counterValue(t *testing.T, g prometheus.Gatherer, name string) float64 {
 	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
+	mfs, err := g.Gather()
 	require.NoError(t, err)
 	for _, mf := range mfs {
 		if mf.GetName() == name {
@@ -45,13 +45,14 @@ func counterValue(t *testing.T, name string) float64 {
 	return 0
 }
 
-func newRacingCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse, *racingStore, catalog.Ident) {
+func newRacingCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse, *racingStore, catalog.Ident, *prometheus.Registry) {
 	t.Helper()
 	var rs *racingStore
-	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), func(s catalog.Store) catalog.Store {
+	reg := prometheus.NewRegistry()
+	cat, wh, _ := testserver.NewMeteredCatalog(t, t.TempDir(), func(s catalog.Store) catalog.Store {
 		rs = &racingStore{Store: s}
 		return rs
-	})
+	}, reg)
 	ctx := context.Background()
 	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
 	_, err := cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, spec.CreateTableRequest{
@@ -59,7 +60,7 @@ func newRacingCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse, *raci
 		Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true}),
 	})
 	require.NoError(t, err)
-	return cat, wh, rs, catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "t"}
+	return cat, wh, rs, catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "t"}, reg
 }
 
 // Regression: tarn_catalog_commit_retries_total ("commits that lost the
@@ -71,10 +72,11 @@ func newRacingCatalog(t *testing.T) (*catalog.Catalog, *catalog.Warehouse, *raci
 // can never survive a rebase) the server reported 47 rebases and 130
 // conflicts where no commit had been rebased at all.
 func TestCommitRetryMetricCountsOnlyRebases(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 
 	t.Run("requirements fail on the new head", func(t *testing.T) {
-		cat, wh, rs, id := newRacingCatalog(t)
+		cat, wh, rs, id, reg := newRacingCatalog(t)
 		loaded, err := cat.LoadTable(ctx, wh, id)
 		require.NoError(t, err)
 		md, err := table.ParseMetadataBytes(loaded.MetadataJSON)
@@ -90,8 +92,8 @@ func TestCommitRetryMetricCountsOnlyRebases(t *testing.T) {
 			}})
 			require.NoError(t, err)
 		}
-		retries0 := counterValue(t, "tarn_catalog_commit_retries_total")
-		conflicts0 := counterValue(t, "tarn_catalog_commit_conflicts_total")
+		retries0 := counterValue(t, reg, "tarn_catalog_commit_retries_total")
+		conflicts0 := counterValue(t, reg, "tarn_catalog_commit_conflicts_total")
 
 		_, err = cat.CommitTable(ctx, wh, catalog.TableCommit{
 			Ident:        id,
@@ -99,12 +101,12 @@ func TestCommitRetryMetricCountsOnlyRebases(t *testing.T) {
 			Updates:      []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"k": "v"})},
 		})
 		require.ErrorIs(t, err, catalog.ErrCommitFailed)
-		assert.Equal(t, 0.0, counterValue(t, "tarn_catalog_commit_retries_total")-retries0, "nothing was rebased")
-		assert.Equal(t, 1.0, counterValue(t, "tarn_catalog_commit_conflicts_total")-conflicts0)
+		assert.Equal(t, 0.0, counterValue(t, reg, "tarn_catalog_commit_retries_total")-retries0, "nothing was rebased")
+		assert.Equal(t, 1.0, counterValue(t, reg, "tarn_catalog_commit_conflicts_total")-conflicts0)
 	})
 
 	t.Run("requirements hold on the new head", func(t *testing.T) {
-		cat, wh, rs, id := newRacingCatalog(t)
+		cat, wh, rs, id, reg := newRacingCatalog(t)
 		loaded, err := cat.LoadTable(ctx, wh, id)
 		require.NoError(t, err)
 		md, err := table.ParseMetadataBytes(loaded.MetadataJSON)
@@ -115,8 +117,8 @@ func TestCommitRetryMetricCountsOnlyRebases(t *testing.T) {
 			}})
 			require.NoError(t, err)
 		}
-		retries0 := counterValue(t, "tarn_catalog_commit_retries_total")
-		conflicts0 := counterValue(t, "tarn_catalog_commit_conflicts_total")
+		retries0 := counterValue(t, reg, "tarn_catalog_commit_retries_total")
+		conflicts0 := counterValue(t, reg, "tarn_catalog_commit_conflicts_total")
 
 		out, err := cat.CommitTable(ctx, wh, catalog.TableCommit{
 			Ident:        id,
@@ -129,8 +131,8 @@ func TestCommitRetryMetricCountsOnlyRebases(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "1", got.Properties()["other"])
 		assert.Equal(t, "v", got.Properties()["k"])
-		assert.Equal(t, 1.0, counterValue(t, "tarn_catalog_commit_retries_total")-retries0, "one rebase")
-		assert.Equal(t, 0.0, counterValue(t, "tarn_catalog_commit_conflicts_total")-conflicts0)
+		assert.Equal(t, 1.0, counterValue(t, reg, "tarn_catalog_commit_retries_total")-retries0, "one rebase")
+		assert.Equal(t, 0.0, counterValue(t, reg, "tarn_catalog_commit_conflicts_total")-conflicts0)
 	})
 }
 
@@ -141,22 +143,24 @@ func TestCommitRetryMetricCountsOnlyRebases(t *testing.T) {
 // step. Each pointer write counts once; a refused commit and a commit
 // with nothing to apply count nothing.
 func TestCommitsMetricCountsEveryPointerWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
+	reg := prometheus.NewRegistry()
+	cat, wh, _ := testserver.NewMeteredCatalog(t, t.TempDir(), nil, reg)
 	ns := catalog.Namespace{"m"}
 	require.NoError(t, cat.CreateNamespace(ctx, ns, nil))
 	tid := catalog.Ident{Namespace: ns, Name: "t"}
 	vid := catalog.Ident{Namespace: ns, Name: "v"}
 	counts := func(what string, want float64, f func() error) {
 		t.Helper()
-		before := counterValue(t, "tarn_catalog_commits_total")
+		before := counterValue(t, reg, "tarn_catalog_commits_total")
 		err := f()
 		if want == 0 && what != "no-op commit" {
 			require.Error(t, err, what)
 		} else {
 			require.NoError(t, err, what)
 		}
-		assert.Equal(t, want, counterValue(t, "tarn_catalog_commits_total")-before, what)
+		assert.Equal(t, want, counterValue(t, reg, "tarn_catalog_commits_total")-before, what)
 	}
 	var tableLoc, viewLoc string
 	counts("create table", 1, func() error {

@@ -17,6 +17,7 @@ import (
 // table's directories from being deleted; ConfineReads also keeps them
 // from being read (ErrOutsideTable), and its check tells them apart.
 func TestConfinedTableIO(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, wh := newTestCatalog(t)
 	tio := cat.TableIO(wh)

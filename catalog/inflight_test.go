@@ -9,6 +9,7 @@ import (
 )
 
 func TestHoldFiles(t *testing.T) {
+	t.Parallel()
 	cat, _, _ := testserver.NewCatalog(t, t.TempDir(), nil)
 	r1 := cat.HoldFiles([]string{"file:///w/t/data/a.parquet", "/w/t/data/b.parquet"})
 	r2 := cat.HoldFiles([]string{"/w/t/data/a.parquet"})

@@ -16,6 +16,7 @@ import (
 // another form again. insideAny (purge, expiry), LocationsOverlap and the
 // statistics-path check compare storage.NormLocation's one form.
 func TestLocationsComparedInOneForm(t *testing.T) {
+	t.Parallel()
 	dirs := []string{"file:///wh/p/my dir/t", "s3://b/wh/données/t"}
 	for _, tc := range []struct {
 		file string

@@ -25,6 +25,7 @@ var idSchema = iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type:
 // path properties (a trial got credentials for table t through a table
 // at "t?" and for a whole namespace through one at "ns/*").
 func TestLocationReservedCharactersRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
 	ns := catalog.Namespace{"ns"}
@@ -58,6 +59,7 @@ func TestLocationReservedCharactersRefused(t *testing.T) {
 // nest are refused at start (both would claim the inner one's tables and
 // sign for them with their own keys).
 func TestOtherWarehousePrefixRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	cat, wh, store := testserver.NewCatalog(t, dir, nil)
@@ -108,6 +110,7 @@ func viewVersion() *view.Version {
 // ["p.q"].t and ["p"]."q.t" shared an entry; a table created at a staged
 // location was signable through the staged name).
 func TestStagedTableDirectories(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	_, wh, store := testserver.NewCatalog(t, dir, nil)

@@ -1,25 +1,43 @@
 package catalog
 
 import (
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-var (
-	commitsTotal = promauto.NewCounter(prometheus.CounterOpts{
-		Name: "tarn_catalog_commits_total",
-		Help: "Table and view metadata pointers written: creates, registrations and commits (one per table a transaction changes).",
-	})
-	commitRetriesTotal = promauto.NewCounter(prometheus.CounterOpts{
-		Name: "tarn_catalog_commit_retries_total",
-		Help: "Commits that lost the pointer swap and were rebased server-side because their requirements still held.",
-	})
-	commitConflictsTotal = promauto.NewCounter(prometheus.CounterOpts{
-		Name: "tarn_catalog_commit_conflicts_total",
-		Help: "Commits rejected with CommitFailedException after losing the pointer swap.",
-	})
-	purgedFilesTotal = promauto.NewCounter(prometheus.CounterOpts{
-		Name: "tarn_catalog_purged_files_total",
-		Help: "Files deleted by dropTable with purgeRequested.",
-	})
-)
+// metrics are the catalog's tarn_catalog_* counters (docs/operations.md
+// lists them), registered on Config.Metrics.
+type metrics struct {
+	commits         prometheus.Counter
+	commitRetries   prometheus.Counter
+	commitConflicts prometheus.Counter
+	purgedFiles     prometheus.Counter
+}
+
+// newMetrics builds the counters and registers them with reg (none when
+// reg is nil: they count, and nothing exports them). The error is a
+// failed registration, e.g. a second catalog on the same registerer.
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	m := &metrics{
+		commits: counter("tarn_catalog_commits_total",
+			"Table and view metadata pointers written: creates, registrations and commits (one per table a transaction changes)."),
+		commitRetries: counter("tarn_catalog_commit_retries_total",
+			"Commits that lost the pointer swap and were rebased server-side because their requirements still held."),
+		commitConflicts: counter("tarn_catalog_commit_conflicts_total",
+			"Commits rejected with CommitFailedException after losing the pointer swap."),
+		purgedFiles: counter("tarn_catalog_purged_files_total",
+			"Files deleted by dropTable with purgeRequested."),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.commits, m.commitRetries, m.commitConflicts, m.purgedFiles} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("catalog: register metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}

@@ -29,6 +29,7 @@ func (r *recorder) TableCommitted(_ catalog.Ident, md table.Metadata) {
 // in-process writer's commit (TableIO) each reach the observer once, with
 // the metadata they produced; a no-op commit does not.
 func TestCommitObserverSeesEveryCommit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, wh := newTestCatalog(t)
 	rec := &recorder{}
@@ -61,6 +62,7 @@ func TestCommitObserverSeesEveryCommit(t *testing.T) {
 // commit or transaction that sets or removes it is a 400, while Tarn's
 // own writer may set it.
 func TestTarnOnlyPropertiesRefusedToClients(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, wh := newTestCatalog(t)
 	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))

@@ -70,7 +70,7 @@ func (c *Catalog) purgeTable(ctx context.Context, wh *Warehouse, id Ident, p Poi
 		}
 		removed++
 	}
-	purgedFilesTotal.Add(float64(removed))
+	c.metrics.purgedFiles.Add(float64(removed))
 	if u, err := storage.ParseLocation(md.Location()); err == nil && u.Scheme == "file" && wh.Contains(md.Location()) {
 		removeEmptyDirs(u.Path)
 	}

@@ -49,6 +49,7 @@ func warehouseIO(t *testing.T, wh *catalog.Warehouse) icebergio.IO {
 // compares with "PARQUET"). The warehouse's FileIO serves them in the
 // shape iceberg-go reads; this reads real DuckDB 1.4.4 files through it.
 func TestWarehouseIOReadsDuckDBManifests(t *testing.T) {
+	t.Parallel()
 	_, wh := newTestCatalog(t)
 	dir := duckdbFixtures(t, wh)
 
@@ -128,6 +129,7 @@ func TestWarehouseIOReadsDuckDBManifests(t *testing.T) {
 // The files engines write in the spec's shape (here iceberg-go's own) are
 // served as they are, byte for byte, with Seek and ReadAt intact.
 func TestWarehouseIOServesOtherFilesAsTheyAre(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, wh := newTestCatalog(t)
 	tbl, err := cat.TableIO(wh).LoadTable(ctx, newInt64Table(t, cat, wh, "ns"))

@@ -58,6 +58,7 @@ func int64Rows(vals ...int64) arrow.Table {
 // properties, and reads it back; a second writer holding the stale table
 // is refused with ErrCommitFailed.
 func TestTableIOAppendAndScan(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, wh := newTestCatalog(t)
 	ident := newInt64Table(t, cat, wh, "ns")
@@ -98,6 +99,7 @@ func TestTableIOAppendAndScan(t *testing.T) {
 // whose FileIO is not wired is refused up front. s3:// is wired; it needs
 // a bucket.
 func TestNewWarehouseRefusesUnsupportedStores(t *testing.T) {
+	t.Parallel()
 	for _, loc := range []string{"gs://b/w", "abfs://c@a.dfs.core.windows.net/w", "relative/path", "file:///", "s3:///nobucket", "s3://user:pw@bucket/w"} {
 		_, err := catalog.NewWarehouse(catalog.DefaultWarehouse, loc, nil)
 		require.ErrorIs(t, err, catalog.ErrInvalidArgument, loc)
@@ -119,6 +121,7 @@ func TestNewWarehouseRefusesUnsupportedStores(t *testing.T) {
 // table's FileIO. Each is deleted once now, and old files still go as
 // write.metadata.previous-versions-max says.
 func TestTableIOOldMetadataDeletedOnce(t *testing.T) {
+	t.Parallel()
 	var logged bytes.Buffer
 	log.SetOutput(&logged) // iceberg-go reports through the standard logger
 	t.Cleanup(func() { log.SetOutput(os.Stderr) })

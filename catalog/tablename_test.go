@@ -13,6 +13,7 @@ import (
 // as the same one: dotted when no part holds a dot, else as the REST
 // spec's TableIdentifier.
 func TestFormatAndParseIdent(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		id   catalog.Ident
 		text string

@@ -115,7 +115,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 	if err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
-	commitsTotal.Inc()
+	c.metrics.commits.Inc()
 	c.staged.forget(wh, id)
 	c.notifyCommitted(id, md)
 	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1, Locations: locs}, nil
@@ -339,7 +339,7 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 	if err := c.store.CommitPointers(ctx, []PointerChange{change}); err != nil {
 		return nil, err
 	}
-	commitsTotal.Inc()
+	c.metrics.commits.Inc()
 	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: change.ExpectedVersion + 1, Locations: locs}, nil
 }
 

@@ -18,8 +18,9 @@ import (
 // compare-and-swap, so a commit to that table landing between the check and
 // the swap went unnoticed and the transaction succeeded on a stale premise.
 func TestTransactionRequirementOnlyEntryIsPartOfTheSwap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	cat, wh, rs, guarded := newRacingCatalog(t)
+	cat, wh, rs, guarded, _ := newRacingCatalog(t)
 	other := catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "other"}
 	_, err := cat.CreateTable(ctx, wh, other.Namespace, spec.CreateTableRequest{
 		Name:   other.Name,

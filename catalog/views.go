@@ -73,7 +73,7 @@ func (c *Catalog) CreateView(ctx context.Context, wh *Warehouse, ns Namespace, r
 	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: mloc, Locations: locs}}); err != nil {
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
-	commitsTotal.Inc()
+	c.metrics.commits.Inc()
 	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1}, nil
 }
 
@@ -109,7 +109,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 			}
 		}
 		if attempt > 1 {
-			commitRetriesTotal.Inc()
+			c.metrics.commitRetries.Inc()
 		}
 		b, err := view.MetadataBuilderFromBase(base)
 		if err != nil {
@@ -148,7 +148,7 @@ func (c *Catalog) ReplaceView(ctx context.Context, wh *Warehouse, id Ident, reqs
 			err = c.abandon(ctx, wh, err, mloc)
 			return errors.Is(err, ErrCommitFailed), err
 		}
-		commitsTotal.Inc()
+		c.metrics.commits.Inc()
 		out = &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: next, Version: p.Version + 1}
 		return false, nil
 	})
@@ -206,6 +206,6 @@ func (c *Catalog) RegisterView(ctx context.Context, wh *Warehouse, ns Namespace,
 	if err := c.store.CommitPointers(ctx, []PointerChange{{Ident: id, Kind: KindView, MetadataLocation: req.MetadataLocation, Locations: locs}}); err != nil {
 		return nil, err
 	}
-	commitsTotal.Inc()
+	c.metrics.commits.Inc()
 	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: 1}, nil
 }

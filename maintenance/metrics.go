@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tarnhq/tarn/internal/recovery"
 )
 
 // metrics are the scheduler's Prometheus metrics (docs/operations.md lists them).
@@ -20,6 +22,10 @@ type metrics struct {
 	conflicts      *prometheus.CounterVec
 	failures       *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
+	// panics counts the panics a job or a pass recovers from
+	// (tarn_panics_recovered_total, shared with the other packages on
+	// the same registerer).
+	panics *recovery.Panics
 }
 
 // newMetrics builds the metrics and registers them with reg (when not nil).
@@ -57,6 +63,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 				return nil, fmt.Errorf("maintenance: register metrics: %w", err)
 			}
 		}
+	}
+	var err error
+	if m.panics, err = recovery.NewPanics(reg); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -65,7 +65,8 @@ type Deps struct {
 	Owned func(catalog.Ident) bool
 	// Logger; slog.Default() when nil.
 	Logger *slog.Logger
-	// Metrics registers the maintenance metrics; none when nil.
+	// Metrics registers the maintenance metrics and its share of
+	// tarn_panics_recovered_total; none when nil.
 	Metrics prometheus.Registerer
 	// Keep, when set, returns the files of table id that expiry and
 	// orphan removal must not delete although Iceberg no longer needs
@@ -193,7 +194,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 			return
 		case <-time.After(d):
 		}
-		if err := recovery.Call(recovery.Maintenance, func() error { return s.Pass(ctx) }); err != nil && ctx.Err() == nil {
+		if err := s.m.panics.Call(recovery.Maintenance, func() error { return s.Pass(ctx) }); err != nil && ctx.Err() == nil {
 			s.log.Warn("maintenance pass", "err", err)
 		}
 	}
@@ -227,7 +228,7 @@ func (s *Scheduler) Pass(ctx context.Context) error {
 			defer func() { <-sem; wg.Done() }()
 			// A job's panic is its failure (runJob); one elsewhere on
 			// the way is logged here and ends only this table's turn.
-			recovery.Run(s.log, "maintenance of "+catalog.FormatIdent(id), func() { _, _ = s.runTable(ctx, id, nil, false) })
+			s.m.panics.Run(s.log, "maintenance of "+catalog.FormatIdent(id), func() { _, _ = s.runTable(ctx, id, nil, false) })
 		}()
 	}
 	wg.Wait()
@@ -355,7 +356,7 @@ func (s *Scheduler) runJob(ctx context.Context, t *target, job string) (r Result
 	// A panic in a job (a bug, metadata nothing checked) is that job's
 	// failure: recorded, counted and logged like any other, and the
 	// process and the other tables' maintenance carry on.
-	defer recovery.Recover(recovery.Maintenance, &err)
+	defer s.m.panics.Recover(recovery.Maintenance, &err)
 	r = Result{Table: t.name(), Job: job} // what a panicking job reports
 	switch job {
 	case JobCompact:

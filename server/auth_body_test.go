@@ -63,6 +63,7 @@ func firstMember(t *testing.T, body string) (key string, start, end int) {
 // BadRequestException for a principal without grants and for root alike,
 // and nothing changes.
 func TestAuthMalformedBodyRefusedOnEveryRoute(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	nobodySecret := e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)
@@ -99,6 +100,7 @@ func TestAuthMalformedBodyRefusedOnEveryRoute(t *testing.T) {
 // (was 204), renaming hr.pay into sales, and enabling a topic into hr.
 // Each is 400 now, and the request without the extra byte is 403.
 func TestAuthMalformedBodyBypassReproducers(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	nobodySecret := e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)
@@ -138,6 +140,7 @@ func TestAuthMalformedBodyBypassReproducers(t *testing.T) {
 // and an action can never read different members; encoding/json alone
 // would take the last one silently.
 func TestAuthDuplicateKeysRefused(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)
@@ -169,6 +172,7 @@ func TestAuthDuplicateKeysRefused(t *testing.T) {
 // /v1/transactions/commit). The check now reads the decoded TableUpdates
 // the catalog applies, whatever their JSON spelling.
 func TestAuthLegacyPropertyFieldChecked(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)
@@ -213,6 +217,7 @@ func TestAuthLegacyPropertyFieldChecked(t *testing.T) {
 // whose requirements hold assert-create creates the table, so it needs
 // create on the namespace as createTable does, not only write.
 func TestAuthCreateByCommitNeedsCreate(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)

@@ -21,6 +21,7 @@ import (
 // refresh, or actor_token) must be the subject's principal or hold
 // manage on the catalog; otherwise 400 unauthorized_client.
 func TestAuthTokenExchangeOwnTokensOnly(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	root := e.tokenFor(t, "root", rootSecret)
 	secret := map[string]string{}

@@ -340,6 +340,7 @@ func (e *authEnv) expiredToken(t *testing.T) string {
 // routes that need no privilege, an answer filtered to nothing); and
 // after all of it nothing changed.
 func TestAuthEveryRouteRefusesWithoutPrivilege(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	nobodySecret := e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)
@@ -384,6 +385,7 @@ func TestAuthEveryRouteRefusesWithoutPrivilege(t *testing.T) {
 // child namespaces; write implies read, not drop; lists show only what
 // the caller may see; revoking takes effect on the next request.
 func TestAuthGrants(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)
@@ -441,6 +443,7 @@ func TestAuthGrants(t *testing.T) {
 // or HTTP Basic, OAuth2-form errors, token exchange (refresh), the JWKS,
 // and no secret or token in the logs.
 func TestAuthTokenEndpoint(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"root"}, "client_secret": {rootSecret}}
 	for _, p := range []string{"/oauth/tokens", "/v1/oauth/tokens"} {
@@ -504,6 +507,7 @@ func TestAuthTokenEndpoint(t *testing.T) {
 // a table lifecycle as a principal granted create and drop on a
 // namespace; with a wrong secret it cannot connect.
 func TestAuthIcebergGoCredential(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	root := e.tokenFor(t, "root", rootSecret)
 	e.must(t, root, http.StatusOK, http.MethodPost, "/v1/namespaces", `{"namespace":["lab"]}`)
@@ -545,6 +549,7 @@ func TestAuthIcebergGoCredential(t *testing.T) {
 // TestAuthNoneModeUnchanged: without Config.Auth no route asks for a
 // token and the auth routes are absent (the principals API answers 503).
 func TestAuthNoneModeUnchanged(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t)
 	for _, p := range []string{"/v1/config", "/v1/namespaces", "/metrics"} {
 		rsp, err := http.Get(srv.URL + p)
@@ -570,6 +575,7 @@ func TestAuthNoneModeUnchanged(t *testing.T) {
 // external commits (403) even to root, who may do anything else; reads
 // still work.
 func TestAuthOwnedTableRefusedWhateverGrants(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	e.seed(t)
 	owners := &fakeOwners{owned: map[string]bool{}}
@@ -589,6 +595,7 @@ func TestAuthOwnedTableRefusedWhateverGrants(t *testing.T) {
 // credential=root:secret against Tarn in oauth2 mode: the catalog core
 // behaves the same behind tokens.
 func TestIcebergGoCatalogConformanceOAuth2(t *testing.T) {
+	t.Parallel()
 	catalogtest.RunCatalogTests(t, catalogtest.Config{
 		SupportsNamespaceProperties: true,
 		NewCatalog: func(t *testing.T) icecat.Catalog {
@@ -606,6 +613,7 @@ func TestIcebergGoCatalogConformanceOAuth2(t *testing.T) {
 // location under sales's own directory is allowed unless it overlaps
 // another table's files (400, for root too).
 func TestAuthLocationHijackRefused(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)
@@ -699,6 +707,7 @@ func TestAuthLocationHijackRefused(t *testing.T) {
 // exchanged (400 invalid_grant); after `tarn principals delete nobody`
 // and `create nobody` nobody's old token is 401.
 func TestAuthTokensEndWithCredentials(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	nobodySecret := e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)
@@ -726,6 +735,7 @@ func TestAuthTokensEndWithCredentials(t *testing.T) {
 // with 401 invalid_client when they are wrong, and succeeds when they
 // are right or absent.
 func TestAuthTokenExchangeChecksClientCredentials(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	tok := e.tokenFor(t, "root", rootSecret)
 	form := func(extra ...string) url.Values {
@@ -770,6 +780,7 @@ func TestAuthTokenExchangeChecksClientCredentials(t *testing.T) {
 // decodes to a hidden name (a trial read hidden namespaces a, aa, ab, c
 // off the tokens of empty pages).
 func TestAuthListPagesLeakNoHiddenName(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	e.seed(t) // namespaces sales and hr, tables sales.orders and hr.pay
 	root := e.tokenFor(t, "root", rootSecret)
@@ -827,6 +838,7 @@ func TestAuthListPagesLeakNoHiddenName(t *testing.T) {
 // and its tables, not on another namespace or the catalog, and may not
 // list every grant nor make principals or roles.
 func TestAuthNamespaceManagerGrants(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)

@@ -213,6 +213,7 @@ func listFileTree(t *testing.T, root string) []string {
 // that it changed nothing: namespaces, properties, tables, views, the
 // table's metadata, and the files in and around the warehouse.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	f := newBadInputFixture(t)
 	wh, out := f.warehouseURI, f.outsideURI
 	commit := func(updates string) string { return `{"requirements":[],"updates":[` + updates + `]}` }
@@ -378,6 +379,7 @@ func TestBadInput(t *testing.T) {
 // TestBadInputHeadHasNoBody checks that refused HEAD requests send only the
 // status: HEAD responses carry no body.
 func TestBadInputHeadHasNoBody(t *testing.T) {
+	t.Parallel()
 	f := newBadInputFixture(t)
 	tests := []struct {
 		name string
@@ -409,6 +411,7 @@ func TestBadInputHeadHasNoBody(t *testing.T) {
 // REST Compatibility Kit's overrides-requested-location) and that nothing
 // is written outside.
 func TestCreateOutsideWarehouseIsOverridden(t *testing.T) {
+	t.Parallel()
 	f := newBadInputFixture(t)
 	viewVersion := `"view-version":{"version-id":1,"timestamp-ms":1,"schema-id":0,"summary":{},"representations":[{"type":"sql","sql":"SELECT 1","dialect":"spark"}],"default-namespace":["db"]}`
 	locations := []struct {

@@ -29,6 +29,7 @@ var noBodyRoutes = []string{
 // route with a body that is missing here would answer 500 on its first
 // request (requestBody finds nothing), never read the body a second way.
 func TestEveryBodyRouteIsDecoded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store, err := bolt.Open(dir)
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ func newRESTCatalog(t *testing.T, srv *testserver.Server) *rest.Catalog {
 // TestIcebergGoCatalogConformance runs iceberg-go's shared catalog suite
 // (catalog/catalogtest) through its REST client against Tarn's handler.
 func TestIcebergGoCatalogConformance(t *testing.T) {
+	t.Parallel()
 	catalogtest.RunCatalogTests(t, catalogtest.Config{
 		SupportsNamespaceProperties: true,
 		NewCatalog: func(t *testing.T) catalog.Catalog {

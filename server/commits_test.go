@@ -150,6 +150,7 @@ func ptrTo[T any](v T) *T { return &v }
 // (23 kinds; several also through iceberg-go's transaction API) and
 // asserts that the loaded metadata changed exactly as requested.
 func TestCommitTableUpdates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "updates")
 
@@ -663,6 +664,7 @@ func fieldNames(sc *iceberg.Schema) []string {
 // TestCommitTableInvalidUpdates sends updates the metadata builder must
 // refuse: each gets 400 BadRequestException and leaves the table as it was.
 func TestCommitTableInvalidUpdates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "invalid")
 	tbl := appendRows(t, e.createTable(t, ns, "t"), 1)
@@ -724,6 +726,7 @@ func TestCommitTableInvalidUpdates(t *testing.T) {
 // failing one gets 409 CommitFailedException and leaves the
 // metadata-location and the metadata files as they were.
 func TestCommitTableRequirements(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "reqs")
 	tbl := e.createTable(t, ns, "t", catalog.WithProperties(iceberg.Properties{"seq": "0"}))
@@ -929,6 +932,7 @@ func TestCommitTableRequirements(t *testing.T) {
 // replaced. assign-uuid is only valid when a table is created; on an
 // existing table a different UUID gets 400 and the same UUID is a no-op.
 func TestCommitRefusesTableUUIDReassignment(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "uuid")
 	tbl := e.createTable(t, ns, "t")

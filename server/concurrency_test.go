@@ -153,8 +153,8 @@ func concScan(ctx context.Context, t *testing.T, cat *rest.Catalog, id table.Ide
 }
 
 // concCommitCounters reads tarn_catalog_commit_retries_total and
-// tarn_catalog_commit_conflicts_total from the server's /metrics. They are
-// process-wide, so callers compare before and after.
+// tarn_catalog_commit_conflicts_total from the server's /metrics (its own
+// registry); callers compare before and after their own setup.
 func concCommitCounters(t *testing.T, srv *testserver.Server) (retries, conflicts float64) {
 	t.Helper()
 	m := scrapeMetrics(t, srv.URL)
@@ -204,6 +204,8 @@ func concAssertAppends(ctx context.Context, t *testing.T, cat *rest.Catalog, id 
 // retrying on 409 as real clients do; every acknowledged append lands
 // exactly once and nothing else does.
 func TestConcurrentAppendsOneTable(t *testing.T) {
+	// Not parallel: eight clients against a deadline (concDeadline)
+	// already load the machine on their own.
 	ctx, cancel := context.WithTimeout(context.Background(), concDeadline)
 	defer cancel()
 	srv := testserver.Start(t)
@@ -241,8 +243,8 @@ func TestConcurrentAppendsOneTable(t *testing.T) {
 	t.Logf("%d appends from %d writers: clients got %d 409s; server rebased %v commits and rejected %v with CommitFailed",
 		concWriters*concAppendsPerWriter, concWriters, cc.conflicts.Load(), retries1-retries0, conflicts1-conflicts0)
 	// Each 409 a client saw is a commit the server counted as a conflict,
-	// and the server counted no other (the counter is process-wide, but
-	// the package's tests run one at a time).
+	// and the server counted no other (the counter is the test server's
+	// own).
 	assert.Equal(t, float64(cc.conflicts.Load()), conflicts1-conflicts0)
 }
 
@@ -251,6 +253,8 @@ func TestConcurrentAppendsOneTable(t *testing.T) {
 // table come from several clients; every table ends with exactly its
 // acknowledged appends.
 func TestConcurrentAppendsManyTables(t *testing.T) {
+	// Not parallel: eight clients against a deadline (concDeadline)
+	// already load the machine on their own.
 	const tables = 8
 	ctx, cancel := context.WithTimeout(context.Background(), concDeadline)
 	defer cancel()
@@ -310,6 +314,7 @@ func TestConcurrentAppendsManyTables(t *testing.T) {
 // that lost the pointer swap instead of answering 409; every acknowledged
 // property is in the final metadata.
 func TestConcurrentPropertyCommitsOneTable(t *testing.T) {
+	// Not parallel, as TestConcurrentAppendsOneTable.
 	ctx, cancel := context.WithTimeout(context.Background(), concDeadline)
 	defer cancel()
 	srv := testserver.Start(t)

@@ -14,6 +14,7 @@ import (
 // TestConfigEndpointsMatchRoutes keeps /v1/config's `endpoints` equal to
 // the REST routes registered under /v1/:prefix, in the spec's notation.
 func TestConfigEndpointsMatchRoutes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store, err := bolt.Open(dir)
 	require.NoError(t, err)

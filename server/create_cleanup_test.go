@@ -16,6 +16,7 @@ import (
 // Regression: of 20 concurrent creates of one table, the 19 that lost left
 // empty <table>-<uuid>/metadata directories behind in the warehouse.
 func TestConcurrentCreatesLeaveNoDirectories(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.namespace(t, "c")
 	body := `{"name":"same","schema":{"type":"struct","fields":[{"id":1,"name":"id","required":false,"type":"long"}]}}`
@@ -43,6 +44,7 @@ func TestConcurrentCreatesLeaveNoDirectories(t *testing.T) {
 // failed with 400 `location "" must be a URI with a scheme`; it now gets a
 // server-assigned location, as createTable would give.
 func TestCreateCommitWithoutLocation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.namespace(t, "c")
 	body := `{"requirements":[{"type":"assert-create"}],"updates":[

@@ -21,6 +21,7 @@ import (
 // source IDs refer to the request's schema and are resolved through it,
 // with fresh table IDs assigned, as the Java reference does.
 func TestCreateTablePlaceholderSourceIDs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.namespace(t, "spark")
 

@@ -21,6 +21,7 @@ import (
 // is now also named by the REST spec's TableIdentifier, as a JSON object
 // or its text, and printed unambiguously (catalog.FormatIdent).
 func TestTopicsDottedNamespaces(t *testing.T) {
+	t.Parallel()
 	f := newTopicsFixture(t)
 	const dotted = `{"namespace":["sales.eu"],"name":"orders"}`
 	a := f.status(t, http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"sales.eu.orders"}`, http.StatusCreated)
@@ -49,6 +50,7 @@ func TestTopicsDottedNamespaces(t *testing.T) {
 }
 
 func TestMaintenanceDottedNamespaces(t *testing.T) {
+	t.Parallel()
 	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
 	for _, ns := range []catalog.Namespace{{"sales"}, {"sales", "eu"}, {"sales.eu"}} {
 		require.NoError(t, cat.CreateNamespace(t.Context(), ns, nil))

@@ -78,6 +78,7 @@ func serveError(t *testing.T, err error) *http.Response {
 // before they can reach HTTP; one that escaped unclassified is the
 // server's fault, so they are pinned to ServerErrorException.
 func TestErrorMapping(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string // "<package dir>.<sentinel>" for a sentinel, or a description
 		err  error
@@ -332,6 +333,7 @@ func moduleSentinels(t *testing.T, root string) map[string]bool {
 }
 
 func TestExceptionsHaveErrorStatuses(t *testing.T) {
+	t.Parallel()
 	types := map[string]bool{}
 	for _, ex := range spec.Exceptions {
 		t.Run(ex.Type, func(t *testing.T) {

@@ -5,6 +5,7 @@ import "testing"
 // Regression: If-None-Match of "*" or a list of tags got 200 instead of 304;
 // only a single exact tag matched.
 func TestNoneMatch(t *testing.T) {
+	t.Parallel()
 	const etag = `"abc"`
 	for _, tt := range []struct {
 		name   string

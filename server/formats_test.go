@@ -24,6 +24,7 @@ import (
 // reflects); a missing table is a 404 and a malformed name a 400, both
 // in the spec's ErrorModel; a server without a publisher answers 503.
 func TestTableFormats(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, wh, _ := testserver.NewCatalog(t, t.TempDir(), nil)
 	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"air"}, nil))

@@ -264,6 +264,7 @@ func scanCountAndSum(t *testing.T, tbl *table.Table, opts ...table.ScanOption) (
 // file:// warehouse under the test's temp dir, reads it back, and time
 // travels to the first snapshot.
 func TestTableDataRoundTrip(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "data")
 	tbl := e.createTable(t, ns, "events")
@@ -313,6 +314,7 @@ func TestTableDataRoundTrip(t *testing.T) {
 // TestRenameTable renames tables across namespaces and checks the spec's
 // errors for taken, missing and namespace-less names.
 func TestRenameTable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	src := e.namespace(t, "src")
 	dst := e.namespace(t, "dst")
@@ -374,6 +376,7 @@ func TestRenameTable(t *testing.T) {
 // through raw HTTP (pages of 10, 10, 5; the last without a token) and
 // through iceberg-go's client, which follows next-page-token.
 func TestListPagination(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "paged")
 	var wantTables []string
@@ -517,6 +520,7 @@ func TestListPagination(t *testing.T) {
 
 // TestLoadTableSnapshotsAndETag covers snapshots=refs and conditional loads.
 func TestLoadTableSnapshotsAndETag(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "snaps")
 	tbl := e.createTable(t, ns, "t")
@@ -616,6 +620,7 @@ func TestLoadTableSnapshotsAndETag(t *testing.T) {
 // and pyiceberg encode them (URL form encoding, %1F between levels), lists
 // them with parent, and creates and loads a table inside each.
 func TestNamespaceSpecialCharacters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	parent := []string{"spécial"}
 	r := e.do(t, http.MethodPost, prefixPath("/namespaces"), spec.CreateNamespaceRequest{Namespace: parent})
@@ -700,6 +705,7 @@ func TestNamespaceSpecialCharacters(t *testing.T) {
 // for loadTable: Tarn sent none, so a client refreshing after its own
 // commit could never get 304.
 func TestCommitResponseETag(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "etag")
 	e.createTable(t, ns, "t")

@@ -62,7 +62,7 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 			if rec.Fingerprint != fingerprint {
 				return fmt.Errorf("%w: Idempotency-Key %s was already used for a different request; use a new key for a new request", catalog.ErrIdempotencyKeyReused, key)
 			}
-			idempotentReplaysTotal.Inc()
+			s.metrics.idempotentReplays.Inc()
 			if len(rec.Body) == 0 {
 				return c.NoContent(rec.Status)
 			}
@@ -165,7 +165,7 @@ func (s *Server) expireIdempotencyKeys(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if err := recovery.Call(recovery.Background, func() error { _, err := s.idem.ExpireIdempotencyRecords(ctx, now); return err }); err != nil && ctx.Err() == nil {
+			if err := s.metrics.panics.Call(recovery.Background, func() error { _, err := s.idem.ExpireIdempotencyRecords(ctx, now); return err }); err != nil && ctx.Err() == nil {
 				s.log.Warn("expire idempotency records", "err", err)
 			}
 		}

@@ -23,6 +23,7 @@ import (
 // response of a mutating request is replayed for the same key, whatever
 // the state has become since; a key reused elsewhere is refused.
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const header = "Idempotency-Key"
 	createNS := func(t *testing.T, name string, key ...string) rawResponse {
@@ -266,6 +267,7 @@ func (e *authEnv) doKey(t *testing.T, token, key, method, path, body string) raw
 // with nothing of the stored response, and a body that does not decode
 // is 400 before any replay.
 func TestIdempotencyKeyIsPerPrincipal(t *testing.T) {
+	t.Parallel()
 	e := newAuthEnv(t)
 	nobodySecret := e.seed(t)
 	root := e.tokenFor(t, "root", rootSecret)

@@ -43,6 +43,7 @@ func requireLimitExceeded(t *testing.T, r rawResponse, limit int) spec.ErrorMode
 // Depth and whole-identifier size are bounded now, 400 before anything
 // is written.
 func TestIdentifierLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	wh := e.srv.Warehouse.Location
 
@@ -132,6 +133,7 @@ func mustJSON(t *testing.T, v any) string {
 // total sizes are bounded now for namespaces, tables (also through
 // commits) and views; 400 and nothing changed beyond them.
 func TestPropertyLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	wh := e.srv.Warehouse.Location
 	bigValue := strings.Repeat("v", catalog.MaxPropertyValueBytes+1)
@@ -197,6 +199,7 @@ func TestPropertyLimits(t *testing.T) {
 // catalog wrote) stays committable: only what a commit adds or grows is
 // checked.
 func TestPropertyLimitsExistingTable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rsp := e.do(t, http.MethodPost, prefixPath("/namespaces"), map[string]any{"namespace": []string{"db"}})
 	require.Equal(t, http.StatusOK, rsp.Status)
@@ -232,6 +235,7 @@ func TestPropertyLimitsExistingTable(t *testing.T) {
 // sent without Content-Length with the JSON decoder's. Both are 413
 // RequestTooLargeException with one message now.
 func TestRequestBodyLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const limit = 64 << 20
 	body := `{"namespace":["big"],"properties":{"k":"` + strings.Repeat("a", limit) + `"}}`

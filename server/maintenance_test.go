@@ -97,6 +97,7 @@ func call(t *testing.T, method, url, body string) (int, []byte) {
 }
 
 func TestMaintenanceAPI(t *testing.T) {
+	t.Parallel()
 	url := maintenanceFixture(t, true)
 
 	code, body := call(t, http.MethodPost, url+"/management/v1/maintenance/run", `{"table": "air.flights", "jobs": ["compact"]}`)
@@ -151,6 +152,7 @@ func TestMaintenanceAPI(t *testing.T) {
 }
 
 func TestMaintenanceAPINotConfigured(t *testing.T) {
+	t.Parallel()
 	url := maintenanceFixture(t, false)
 	for _, m := range []string{http.MethodGet, http.MethodPost} {
 		path := "/management/v1/maintenance"

@@ -17,6 +17,7 @@ import (
 // warning on every CTAS. A report for a table that does not exist (yet) is
 // accepted, as Java's reference server does; only a missing namespace is 404.
 func TestReportMetricsForStagedCreate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := []string{"ctas"}
 	e.namespace(t, ns...)

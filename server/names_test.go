@@ -19,6 +19,7 @@ import (
 // bytes, and create failed with 500. Directory names are now truncated
 // (the uuid suffix keeps them unique) and names over MaxNameBytes are 400.
 func TestLongNames(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, strings.Repeat("n", 300))
 	schema := `{"type":"struct","fields":[{"id":1,"name":"id","required":false,"type":"long"}]}`
@@ -49,6 +50,7 @@ func TestLongNames(t *testing.T) {
 // U+202E shows a name reversed. Names follow the locations' rule now
 // (400); visible non-ASCII names and ASCII spaces stay allowed.
 func TestHiddenCharactersInNames(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	schema := `{"type":"struct","fields":[{"id":1,"name":"id","required":false,"type":"long"}]}`
 	view := func(name string) string {

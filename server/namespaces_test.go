@@ -15,6 +15,7 @@ import (
 // "missing", empty lists included: pyiceberg 0.12 refuses an answer
 // without "missing" (a ValidationError).
 func TestUpdateNamespacePropertiesAllFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.namespace(t, "props")
 	path := prefixPath("/namespaces/props/properties")

@@ -16,6 +16,7 @@ import (
 )
 
 func TestHealthAndReady(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{"/healthz", "/readyz"} {
 		rsp := e.do(t, http.MethodGet, path, nil)
@@ -31,6 +32,7 @@ func TestHealthAndReady(t *testing.T) {
 // metadata file and the two before it; older files are deleted from the
 // warehouse as they drop out of the metadata log.
 func TestMetadataDeleteAfterCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "m")
 	tbl := e.createTable(t, ns, "t")
@@ -73,9 +75,11 @@ func TestMetadataDeleteAfterCommit(t *testing.T) {
 // TestPrometheusMetrics checks that /metrics counts what happened: each
 // request once under its route template, method and status (and once in
 // the latency histogram), the create as a commit, the refused commit as
-// a conflict and the client's report by type. The counters are
-// process-wide, so the test compares them before and after.
+// a conflict and the client's report by type. The counters are the
+// test server's own (testserver.Server.Metrics), so no other test moves
+// them; the test compares them before and after its own setup requests.
 func TestPrometheusMetrics(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "obs")
 	const tableRoute = "/v1/:prefix/namespaces/:namespace/tables/:table"

@@ -51,6 +51,7 @@ func (o *fakeOwners) set(id string, enabled, owned bool) {
 // released the same requests succeed. A disabled topic's table may be
 // dropped, and the owner is told.
 func TestOwnedTableRefusesExternalWrites(t *testing.T) {
+	t.Parallel()
 	f := newBadInputFixture(t)
 	owners := &fakeOwners{owned: map[string]bool{}}
 	f.srv.Catalog.SetOwners(owners)

@@ -15,6 +15,7 @@ import (
 // changed by a REST client; a commit touching anything else, or mixing
 // the two, is still 403 and changes nothing.
 func TestOwnedTableTunableProperties(t *testing.T) {
+	t.Parallel()
 	f := newBadInputFixture(t)
 	owners := &fakeOwners{owned: map[string]bool{}}
 	f.srv.Catalog.SetOwners(owners)
@@ -43,6 +44,7 @@ func TestOwnedTableTunableProperties(t *testing.T) {
 // checkpoint interval (tunable like the maintenance settings), but not
 // the Delta location, which Tarn sets: 400 on any table, owned or not.
 func TestOwnedTableDeltaProperties(t *testing.T) {
+	t.Parallel()
 	f := newBadInputFixture(t)
 	owners := &fakeOwners{owned: map[string]bool{}}
 	f.srv.Catalog.SetOwners(owners)

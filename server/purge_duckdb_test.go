@@ -81,6 +81,7 @@ func writeAvro(t *testing.T, path, schema string, meta map[string][]byte, record
 }
 
 func TestDropTablePurgeDuckDBManifests(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "p")
 	tbl := e.createTable(t, ns, "duck")

@@ -40,6 +40,7 @@ func filesUnder(t *testing.T, location string) []string {
 // recognised "true", so pyiceberg's purge_table dropped the table and left
 // every data, manifest and metadata file behind.
 func TestDropTablePurge(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		query     string
 		wantFiles bool
@@ -102,6 +103,7 @@ func registerLegacyCopy(t *testing.T, e *env, ns table.Identifier, metadataLocat
 // nothing; once the original is dropped (its files kept), the same
 // registration adopts the files.
 func TestRegisterCopyOfLiveTableRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "p")
 	tbl := appendRows(t, e.createTable(t, ns, "orders"), 1, 2, 3)
@@ -127,6 +129,7 @@ func TestRegisterCopyOfLiveTableRefused(t *testing.T) {
 // Such a copy can no longer be registered, but a catalog may hold one
 // from before: its purge still keeps the shared files.
 func TestPurgeOfRegisteredCopyKeepsSharedFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "p")
 	tbl := e.createTable(t, ns, "orders")
@@ -153,6 +156,7 @@ func TestPurgeOfRegisteredCopyKeepsSharedFiles(t *testing.T) {
 // (Such a copy is one a catalog may hold from before registering copies
 // was refused.)
 func TestDeleteAfterCommitKeepsSharedMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "p")
 	props := `{"write.metadata.delete-after-commit.enabled":"true","write.metadata.previous-versions-max":"1"}`
@@ -174,6 +178,7 @@ func TestDeleteAfterCommitKeepsSharedMetadata(t *testing.T) {
 // away from with set-location, which it alone may use; before, both were
 // left behind.
 func TestPurgeDeletesDataPathAndOldLocation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "p")
 	dataDir := e.srv.Warehouse.Location + "/p/d-data"
@@ -201,6 +206,7 @@ func TestPurgeDeletesDataPathAndOldLocation(t *testing.T) {
 // the two as plain strings, found no file inside the table and deleted
 // nothing.
 func TestPurgeLocationWithSpace(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"my dir", "données"} {
 		t.Run(dir, func(t *testing.T) {
 			e := newEnv(t)

@@ -51,6 +51,7 @@ func panicsRecovered(t *testing.T, base, component string) float64 {
 // and the log line had no request id. Now it is a 500 ErrorModel, logged
 // with the request id and the stack, and counted.
 func TestHandlerPanicIs500(t *testing.T) {
+	t.Parallel()
 	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+t.TempDir(), nil)
 	require.NoError(t, err)
 	cat, err := catalog.New(catalog.Config{Store: panickingStore{}, Warehouses: []*catalog.Warehouse{wh}})

@@ -18,6 +18,7 @@ import (
 // that locations must be URIs with a scheme. The error now says so, and the
 // same file registers as a file:// URI.
 func TestRegisterPlainPathError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "reg")
 	tbl := e.createTable(t, ns, "t")

@@ -17,6 +17,7 @@ import (
 // for as long as the caller's context lived. Serve now returns only after
 // it has stopped.
 func TestServeJoinsBackgroundWork(t *testing.T) {
+	t.Parallel()
 	cat, _, _ := testserver.NewCatalog(t, t.TempDir(), nil)
 	s := server.New(cat, server.Config{})
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -57,7 +57,16 @@ type Config struct {
 	IdempotencyKeyLifetime time.Duration
 	// Logger is the request and error log; slog.Default() when nil.
 	Logger *slog.Logger
-	// Gatherer serves /metrics; prometheus.DefaultGatherer when nil.
+	// Metrics registers the server's metrics (metrics.go) and its share
+	// of tarn_panics_recovered_total. Nil: a registry of the server's
+	// own. New panics when Metrics has the server's metrics already (two
+	// servers on one registerer), as prometheus.MustRegister does. Tarn
+	// passes prometheus.DefaultRegisterer, which the other packages'
+	// metrics and Go's runtime collectors share.
+	Metrics prometheus.Registerer
+	// Gatherer serves /metrics. Nil: Metrics when it is a Gatherer too
+	// (a *prometheus.Registry, the private one included), otherwise
+	// prometheus.DefaultGatherer.
 	Gatherer prometheus.Gatherer
 	// Topics serves the management API (/management/v1/topics); nil
 	// answers its routes with 503 ServiceUnavailableException ("ingest
@@ -87,10 +96,13 @@ type Server struct {
 	echo  *echo.Echo
 	ready atomic.Bool
 	locks keyedMutex
+	// metrics: metrics.go, on Config.Metrics.
+	metrics *metrics
 }
 
 // New builds the HTTP handler over cat. Idempotency-Key is honoured when
-// cat's store implements catalog.IdempotencyStore.
+// cat's store implements catalog.IdempotencyStore. It panics when
+// cfg.Metrics has the server's metrics already (Config.Metrics).
 func New(cat *catalog.Catalog, cfg Config) *Server {
 	if cfg.IdempotencyKeyLifetime == 0 {
 		cfg.IdempotencyKeyLifetime = DefaultIdempotencyKeyLifetime
@@ -98,10 +110,17 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Gatherer == nil {
-		cfg.Gatherer = prometheus.DefaultGatherer
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
 	}
-	s := &Server{cat: cat, cfg: cfg, log: cfg.Logger, echo: echo.New()}
+	if cfg.Gatherer == nil {
+		if g, ok := cfg.Metrics.(prometheus.Gatherer); ok {
+			cfg.Gatherer = g
+		} else {
+			cfg.Gatherer = prometheus.DefaultGatherer
+		}
+	}
+	s := &Server{cat: cat, cfg: cfg, log: cfg.Logger, echo: echo.New(), metrics: newMetrics(cfg.Metrics)}
 	s.idem, _ = cat.Store().(catalog.IdempotencyStore)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
@@ -110,7 +129,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	// Recover a panic (500), bound the body (413), authenticate (401),
 	// then decode the route's body once (400), then authorize on that
 	// decoded value (403), then the handler.
-	e.Use(middleware.RequestID(), s.accessLog, s.observe, recoverPanic, limitBody,
+	e.Use(middleware.RequestID(), s.accessLog, s.observe, s.recoverPanic, limitBody,
 		s.authenticate, s.decodeRequest, s.authorizeRequest)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
@@ -199,9 +218,9 @@ func (s *Server) restRoutes(g *echo.Group) {
 // into a 500 ServerErrorException, counted in tarn_panics_recovered_total;
 // errorHandler logs it with the request id and the stack. Without it
 // net/http drops the connection and the client sees no response at all.
-func recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
-		defer recovery.Recover(recovery.HTTP, &err)
+		defer s.metrics.panics.Recover(recovery.HTTP, &err)
 		return next(c)
 	}
 }

@@ -93,6 +93,7 @@ func warehouseFiles(t *testing.T, e *env) []string {
 // then commits them with assert-create and the create updates clients
 // send; and creates one through iceberg-go's staged CreateTable.
 func TestStageCreate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "staging")
 	order := dataDescOrder(t)

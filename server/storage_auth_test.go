@@ -71,6 +71,7 @@ func actions(doc map[string]any) []string {
 // write actions too. STS is a stub that records the policy (moto ignores
 // policies); S3 is moto.
 func TestS3VendedCredentialsFollowGrants(t *testing.T) {
+	t.Parallel()
 	ep := testmoto.Endpoint(t)
 	stub := &stsStub{}
 	sts := httptest.NewServer(stub)

@@ -120,6 +120,7 @@ func tableLocation(t *testing.T, r spec.LoadTableResult) string {
 // GET .../credentials refreshes them; without the header nothing is
 // vended; and no credential reaches the log.
 func TestS3VendedCredentials(t *testing.T) {
+	t.Parallel()
 	ep := testmoto.Endpoint(t)
 	s := startS3Server(t, map[string]string{storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEndpoint: ep})
 	created := s.createTable(t, "vend", "t", vendHeader)
@@ -178,6 +179,7 @@ func TestS3VendedCredentials(t *testing.T) {
 // TestS3VendingWithoutSTS: no role and no opt-in, nothing is vended; with
 // sts-enabled false the role is ignored.
 func TestS3VendingWithoutSTS(t *testing.T) {
+	t.Parallel()
 	s := startS3Server(t, map[string]string{storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEnabled: "false"})
 	created := s.createTable(t, "nosts", "t", vendHeader)
 	require.Empty(t, created.StorageCredentials)
@@ -191,6 +193,7 @@ func TestS3VendingWithoutSTS(t *testing.T) {
 // settings; a request inside the table's location is signed and moto
 // accepts it; one outside is refused with 403 ForbiddenException.
 func TestS3RemoteSigning(t *testing.T) {
+	t.Parallel()
 	ep := testmoto.Endpoint(t)
 	s := startS3Server(t, nil)
 	created := s.createTable(t, "sign", "t", map[string]string{"X-Iceberg-Access-Delegation": "remote-signing"})
@@ -274,6 +277,7 @@ func s3Catalog(t *testing.T) (*s3Server, *rest.Catalog, string) {
 // asks for vended credentials) appends twice and scans an S3 table; a
 // dropTable with purge removes every object under the table's location.
 func TestS3DataAndPurge(t *testing.T) {
+	t.Parallel()
 	s, cat, ep := s3Catalog(t)
 	ctx := t.Context()
 	tbl, err := cat.CreateTable(ctx, table.Identifier{"p", "t"}, idDataSchema())
@@ -302,6 +306,7 @@ func TestS3DataAndPurge(t *testing.T) {
 // location keeps the raw one; purge compared the two as strings and
 // deleted nothing. Both spellings go now.
 func TestS3PurgeLocationWithSpace(t *testing.T) {
+	t.Parallel()
 	s, cat, ep := s3Catalog(t)
 	ctx := t.Context()
 	loc := s.wh.Location + "/p/my dir/t"
@@ -331,6 +336,7 @@ func TestS3PurgeLocationWithSpace(t *testing.T) {
 // refused with 403 and the secret object is not copied; a copy inside the
 // table is signed and moto performs it; ?acl and ?tagging are refused.
 func TestS3RemoteSigningCopySource(t *testing.T) {
+	t.Parallel()
 	ep := testmoto.Endpoint(t)
 	ctx := context.Background()
 	s := startS3Server(t, nil)
@@ -399,6 +405,7 @@ func TestS3RemoteSigningCopySource(t *testing.T) {
 // the reverse): 400, as loadTable with vended-credentials and /credentials
 // answer for the same wrong prefix; through its own prefix it is signed.
 func TestS3SignWrongWarehousePrefix(t *testing.T) {
+	t.Parallel()
 	ep := testmoto.Endpoint(t)
 	role := map[string]string{storage.PropS3RoleARN: testmoto.RoleARN}
 	def := testmoto.Warehouse(t, ep, catalog.DefaultWarehouse, role)
@@ -449,6 +456,7 @@ func TestS3SignWrongWarehousePrefix(t *testing.T) {
 // loadTable / GET .../credentials with vending answer 503. A stage-create
 // (nothing committed) answers 503 too.
 func TestS3CreateTableVendingFails(t *testing.T) {
+	t.Parallel()
 	var calls int
 	var mu sync.Mutex
 	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -492,6 +500,7 @@ func TestS3CreateTableVendingFails(t *testing.T) {
 // gives 500 with a message naming the store's error code (NoSuchBucket),
 // not an opaque "internal server error", and no credential.
 func TestS3CreateTableNoSuchBucket(t *testing.T) {
+	t.Parallel()
 	ep := testmoto.Endpoint(t)
 	props := testmoto.Props(ep)
 	s := storageServer(t, "s3://tarn-missing-bucket-"+strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))+"/wh", props)
@@ -510,6 +519,7 @@ func TestS3CreateTableNoSuchBucket(t *testing.T) {
 // credentials for them. Signing and vending now cover a staged table's
 // directories and every directory a table records.
 func TestS3SigningStagedAndDataPath(t *testing.T) {
+	t.Parallel()
 	ep := testmoto.Endpoint(t)
 	s := startS3Server(t, map[string]string{storage.PropS3RoleARN: testmoto.RoleARN, storage.PropSTSEndpoint: ep})
 	created := s.createTable(t, "sg", "t", nil)

@@ -53,6 +53,7 @@ func blackHole(t *testing.T) (string, func() int) {
 // s3.request-timeout × s3.max-attempts) with a 5xx ErrorModel instead of
 // hanging; the table is not created. No moto needed.
 func TestS3CreateTableEndpointNeverAnswers(t *testing.T) {
+	t.Parallel()
 	ep, accepted := blackHole(t)
 	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "s3://bkt/wh", map[string]string{
 		storage.PropS3Endpoint: ep, storage.PropS3Region: "us-east-1",
@@ -104,6 +105,7 @@ func TestS3CreateTableEndpointNeverAnswers(t *testing.T) {
 
 // A timeout property that is not a positive duration is refused.
 func TestS3TimeoutPropertiesValidated(t *testing.T) {
+	t.Parallel()
 	for _, p := range []map[string]string{
 		{storage.PropS3RequestTimeout: "soon"}, {storage.PropS3RequestTimeout: "0"},
 		{storage.PropS3ConnectTimeout: "-1s"}, {storage.PropS3MaxAttempts: "0"}, {storage.PropS3MaxAttempts: "x"},
@@ -150,6 +152,7 @@ func createFails(t *testing.T, s *s3Server, ns string) (int, spec.ErrorModel, st
 // gives 503 ServiceUnavailableException naming "connection refused", not
 // an opaque "internal server error", and no credential. No moto needed.
 func TestS3CreateTableConnectionRefused(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()

@@ -300,7 +300,7 @@ func (s *Server) reportMetrics(c echo.Context) error {
 	if _, err := s.cat.LoadNamespace(c.Request().Context(), id.Namespace); err != nil {
 		return err
 	}
-	metricsReportsTotal.WithLabelValues(req.ReportType).Inc()
+	s.metrics.metricsReports.WithLabelValues(req.ReportType).Inc()
 	return c.NoContent(http.StatusNoContent)
 }
 

@@ -138,6 +138,7 @@ func (f *topicsFixture) waitTopic(t *testing.T, name string, cond func(topics.St
 // disable (the table stays read-only to REST clients) and release (it
 // becomes writable, the topic is gone).
 func TestTopicsAPI(t *testing.T) {
+	t.Parallel()
 	f := newTopicsFixture(t)
 	st := f.status(t, http.MethodPost, "/management/v1/topics",
 		`{"topic":"flights","table":"air.flights","target-lag-ms":1000,"partition-spec":["day(_kafka.timestamp)"]}`, http.StatusCreated)
@@ -200,6 +201,7 @@ func TestTopicsAPI(t *testing.T) {
 // right status and type, and changes nothing (no topic, no record, no
 // table, the enabled topic's config as it was).
 func TestTopicsAPIBadInput(t *testing.T) {
+	t.Parallel()
 	f := newTopicsFixture(t)
 	rsp := f.do(t, http.MethodPost, "/v1/namespaces", `{"namespace":["other"]}`)
 	rsp.Body.Close()
@@ -267,6 +269,7 @@ func TestTopicsAPIBadInput(t *testing.T) {
 // TestTopicsAPINotConfigured: without a topic manager every management
 // route answers 503 with how to configure ingest.
 func TestTopicsAPINotConfigured(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t)
 	for _, r := range []struct{ method, path string }{
 		{http.MethodGet, "/management/v1/topics"},
@@ -294,6 +297,7 @@ func TestTopicsAPINotConfigured(t *testing.T) {
 // answered 400 "no _kafka column"): now 409 ConflictException naming the
 // table and what to do.
 func TestTopicsAPIReservedNames(t *testing.T) {
+	t.Parallel()
 	f := newTopicsFixture(t)
 	f.status(t, http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"air.flights"}`, http.StatusCreated)
 	for _, ns := range []string{"plain", "web"} {
@@ -344,6 +348,7 @@ func TestTopicsAPIReservedNames(t *testing.T) {
 // manager without Kafka serves the routes that need no broker: list,
 // get, disable and release; enable and resume answer 503.
 func TestTopicsAPIWithoutKafka(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "clicks"))
 	require.NoError(t, err)

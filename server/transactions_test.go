@@ -46,6 +46,7 @@ func (e *env) requireUnchanged(t *testing.T, ns []string, name string, want tabl
 // /v1/{prefix}/transactions/commit and iceberg-go's MultiTableTransaction:
 // every table changes or none does.
 func TestMultiTableTransactions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "tx")
 	a := appendRows(t, e.createTable(t, ns, "a"), 1, 2)

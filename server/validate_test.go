@@ -38,6 +38,7 @@ func requireBadRequestException(t *testing.T, r rawResponse, want string) {
 // an empty ref name, main as a tag). Each is now 400 BadRequestException
 // naming the rule, and the table stays exactly as it was.
 func TestCommitRefusesUnreadableMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "validate")
 	tbl := appendRows(t, e.createTable(t, ns, "t"), 1)
@@ -135,6 +136,7 @@ func TestCommitRefusesUnreadableMetadata(t *testing.T) {
 // string) created a table pyiceberg could not load; create is now checked
 // by the same rules as a commit.
 func TestCreateTableRefusesUnreadableMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "validate")
 	base := `{"name":"%s","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"data","type":"string","required":false}]}`
@@ -157,6 +159,7 @@ func TestCreateTableRefusesUnreadableMetadata(t *testing.T) {
 // written by another catalog) can still be committed to: only problems a
 // commit introduces are refused.
 func TestCommitToleratesProblemsAlreadyThere(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "validate")
 	tbl := appendRows(t, e.createTable(t, ns, "src"), 1)
@@ -193,6 +196,7 @@ func TestCommitToleratesProblemsAlreadyThere(t *testing.T) {
 // or summary was accepted and pyiceberg could not load the view
 // (ViewVersion requires both).
 func TestReplaceViewRefusesUnreadableMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "validate")
 	_, err := e.cat.CreateView(t.Context(), tableIdent(ns, "v"), viewVersion(t, ns, "select 1"), idDataSchema())

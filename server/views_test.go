@@ -42,6 +42,7 @@ func (e *env) loadViewRaw(t *testing.T, ns []string, name string) (string, view.
 // create, load, exists, replace (with assert-view-uuid), list, rename
 // across namespaces, register from a metadata file, drop.
 func TestViews(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "views")
 	other := e.namespace(t, "other")
@@ -292,6 +293,7 @@ func TestViews(t *testing.T) {
 // identifier space (409 whichever way round) and that neither loads,
 // drops or commits as the other (404 of the asked-for kind).
 func TestViewsAndTablesShareNames(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ns := e.namespace(t, "shared")
 	tbl := e.createTable(t, ns, "a_table")

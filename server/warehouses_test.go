@@ -22,6 +22,7 @@ import (
 // warehouse's table through default, whose load, drop and rename then
 // answered 400).
 func TestListingsPerWarehouse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, wh, store := testserver.NewCatalog(t, dir, nil)
 	other, err := catalog.NewWarehouse("other", (&url.URL{Scheme: "file", Path: filepath.Join(dir, "other")}).String(), nil)

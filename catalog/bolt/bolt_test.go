@@ -25,6 +25,7 @@ func openStore(t *testing.T, dir string) *bolt.Store {
 }
 
 func TestStoreSuite(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) catalog.Store {
 		s := openStore(t, t.TempDir())
 		t.Cleanup(func() { assert.NoError(t, s.Close()) })
@@ -33,6 +34,7 @@ func TestStoreSuite(t *testing.T) {
 }
 
 func TestDataSurvivesReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := t.Context()
 	s := openStore(t, dir)
@@ -91,6 +93,7 @@ func setLayoutVersion(t *testing.T, dir, version string) {
 }
 
 func TestOpenRefusesOtherLayoutVersion(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"0", "2", "10", "1.1"} {
 		t.Run(version, func(t *testing.T) {
 			dir := t.TempDir()
@@ -115,6 +118,7 @@ func TestOpenRefusesOtherLayoutVersion(t *testing.T) {
 }
 
 func TestOpenWritesLayoutVersion(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "nested", "data")
 	s := openStore(t, dir)
 	require.NoError(t, s.Close())
@@ -128,6 +132,7 @@ func TestOpenWritesLayoutVersion(t *testing.T) {
 }
 
 func TestSecondOpenFailsInsteadOfHanging(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	first := openStore(t, dir)
 
@@ -171,6 +176,7 @@ func TestSecondOpenFailsInsteadOfHanging(t *testing.T) {
 // refused with bbolt's invalid-database error, naming the file, and left
 // as it was (never reinitialised over).
 func TestOpenRefusesCorruptFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, bolt.FileName)
 	corrupt := []byte("this is not a bbolt file, but it is long enough to be read as one or not at all...............................................................")
@@ -186,6 +192,7 @@ func TestOpenRefusesCorruptFile(t *testing.T) {
 // A file written before the location index existed gets it built on
 // Open: the overlap check then sees the pointers already stored.
 func TestOpenBuildsLocationIndex(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	ctx := t.Context()

@@ -12,6 +12,7 @@ import (
 // TestRecords: put, get, list and delete records in two collections, and
 // the records survive a reopen.
 func TestRecords(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := t.Context()
 	s := openStore(t, dir)

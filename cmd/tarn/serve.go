@@ -287,8 +287,10 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		}
 		return nil, dataDirError(cfg.dataDir, err)
 	}
+	// Every package registers its metrics on the default registerer
+	// (beside Go's runtime and process collectors), which /metrics serves.
 	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: whs, Logger: log, ValidateTableProperties: validateTableProperties,
-		TunablePrefixes: tunablePrefixes()})
+		TunablePrefixes: tunablePrefixes(), Metrics: prometheus.DefaultRegisterer})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -331,7 +333,8 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	}
 	c.authMode = cfg.auth.modeName()
 	c.srv = server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm,
-		Maintenance: c.maint, Formats: pub, Auth: authSvc, PublicMetrics: cfg.auth.publicMetrics})
+		Maintenance: c.maint, Formats: pub, Auth: authSvc, PublicMetrics: cfg.auth.publicMetrics,
+		Metrics: prometheus.DefaultRegisterer, Gatherer: prometheus.DefaultGatherer})
 	if c.l, err = net.Listen("tcp", cfg.listen); err != nil {
 		c.close()
 		return nil, err

@@ -68,6 +68,9 @@ type Deps struct {
 	// Budget is the process-wide budget for buffered records, shared by
 	// all pipelines (see Budget for the policy); nil is unlimited.
 	Budget *Budget
+	// Panics counts a panic of Run (tarn_panics_recovered_total); nil
+	// counts none, it is still recovered.
+	Panics *recovery.Panics
 }
 
 // Pipeline materializes one topic into one table (see the package doc).
@@ -187,7 +190,7 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 	}
 	defer p.running.Store(false)
 	defer func() { p.finish(err) }()
-	defer recovery.Recover(recovery.Pipeline, &err)
+	defer p.deps.Panics.Recover(recovery.Pipeline, &err)
 
 	p.stopping = ctx.Done()
 	if err := p.start(ctx); err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tarnhq/tarn/internal/recovery"
 )
 
 const (
@@ -77,6 +79,10 @@ type Config struct {
 	// fetch errors, partition discovery, and franz-go's own warnings and
 	// errors. Default slog.Default().
 	Logger *slog.Logger
+	// Panics counts a panic of the partition refresh
+	// (tarn_panics_recovered_total); nil counts none, it is still
+	// recovered.
+	Panics *recovery.Panics
 }
 
 // Validate reports the first missing or out-of-range field. Errors wrap

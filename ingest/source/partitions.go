@@ -134,7 +134,7 @@ func (s *Source) refreshLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := recovery.Call(recovery.Background, func() error { return s.refresh(ctx) }); err != nil && ctx.Err() == nil {
+		if err := s.cfg.Panics.Call(recovery.Background, func() error { return s.refresh(ctx) }); err != nil && ctx.Err() == nil {
 			s.log.Warn("kafka partition refresh failed; retrying at the next refresh",
 				"topic", s.cfg.Topic, "err", err)
 		}

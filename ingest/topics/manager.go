@@ -22,6 +22,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/internal/errclass"
+	"github.com/tarnhq/tarn/internal/recovery"
 	"github.com/tarnhq/tarn/offsets"
 )
 
@@ -48,7 +49,9 @@ type Deps struct {
 	Registry *sr.Client
 	// Logger: slog.Default() if nil.
 	Logger *slog.Logger
-	// Metrics registers the per-topic metrics (metrics.go); none if nil.
+	// Metrics registers the per-topic metrics (metrics.go) and the
+	// share of tarn_panics_recovered_total of the manager, its pipelines
+	// and their sources; none if nil.
 	Metrics prometheus.Registerer
 	// Budget bounds the records buffered by all the topics' pipelines
 	// together (pipeline.Budget); nil is unlimited.
@@ -65,6 +68,8 @@ type Manager struct {
 	kcl  *kgo.Client       // nil when Brokers is empty
 	adm  *kadm.Client
 	coll *collector
+	// panics counts the panics of supervisors, pipelines and sources.
+	panics *recovery.Panics
 
 	// ctx is the parent of every supervisor; cancelled by Close.
 	ctx    context.Context
@@ -97,7 +102,11 @@ func New(deps Deps) (*Manager, error) {
 	if deps.Catalog == nil || deps.Warehouse == nil || deps.Store == nil {
 		return nil, errors.New("topics: Catalog, Warehouse and Store are required")
 	}
-	m := &Manager{deps: deps, log: deps.Logger, topics: map[string]*topic{}, byTable: map[string]*topic{}}
+	panics, err := recovery.NewPanics(deps.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("topics: %w", err)
+	}
+	m := &Manager{deps: deps, log: deps.Logger, topics: map[string]*topic{}, byTable: map[string]*topic{}, panics: panics}
 	if m.log == nil {
 		m.log = slog.Default()
 	}

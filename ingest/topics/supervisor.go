@@ -10,7 +10,6 @@ import (
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/source"
-	"github.com/tarnhq/tarn/internal/recovery"
 )
 
 // Restart backoff of a failed pipeline (Kafka, the registry or the catalog
@@ -91,7 +90,7 @@ func (m *Manager) startLocked(t *topic) {
 		// A pipeline's own panic fails its run (pipeline.Run) and is
 		// restarted like any failure; one here ends only this topic's
 		// supervision, never the process.
-		recovery.Run(m.log, "supervisor of topic "+name, func() { m.supervise(ctx, t) })
+		m.panics.Run(m.log, "supervisor of topic "+name, func() { m.supervise(ctx, t) })
 	})
 }
 
@@ -177,6 +176,7 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 			OpenSource: m.openSource(t),
 			Logger:     m.log,
 			Budget:     m.deps.Budget,
+			Panics:     m.panics,
 			OnBadRecord: func(r pipeline.RecordError) {
 				m.countBad(t, r.Partition, r.Offset, string(r.Kind))
 			},
@@ -215,6 +215,7 @@ func (m *Manager) openSource(t *topic) pipeline.OpenSourceFunc {
 		maps.Copy(start, head)
 		s, err := source.Open(ctx, source.Config{
 			Brokers: m.deps.Brokers, Topic: topicName, ControlRecords: true, Opts: m.deps.Kafka, Logger: m.log,
+			Panics: m.panics,
 		}, start)
 		if err != nil {
 			return nil, err
@@ -322,7 +323,7 @@ func (m *Manager) refreshLagLoop() {
 		}
 		m.mu.RUnlock()
 		for _, t := range ts {
-			recovery.Run(m.log, "topic lag refresh", func() { m.refreshLag(m.ctx, t) })
+			m.panics.Run(m.log, "topic lag refresh", func() { m.refreshLag(m.ctx, t) })
 		}
 	}
 }

@@ -8,13 +8,13 @@
 package recovery
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
 // Components label tarn_panics_recovered_total.
@@ -25,15 +25,40 @@ const (
 	Background  = "background"
 )
 
-var panicsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
-	Name: "tarn_panics_recovered_total",
-	Help: "Panics recovered and turned into errors, by component (http, maintenance, pipeline, background).",
-}, []string{"component"})
+// Panics counts recovered panics in tarn_panics_recovered_total, by
+// component, on the registerer it was made for; its methods recover.
+// A nil *Panics recovers and counts nothing (a test or tool that wires no
+// metrics).
+type Panics struct{ total *prometheus.CounterVec }
 
-func init() {
-	for _, c := range []string{HTTP, Maintenance, Pipeline, Background} {
-		panicsTotal.WithLabelValues(c)
+// NewPanics returns the counter of reg; none is registered when reg is
+// nil. Every package handed the same registerer shares one counter: a
+// registerer that has it already (prometheus.AlreadyRegisteredError)
+// returns that one, so the server, maintenance and the topic manager of
+// one process add to the same series. The error is any other
+// registration failure.
+func NewPanics(reg prometheus.Registerer) (*Panics, error) {
+	total := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tarn_panics_recovered_total",
+		Help: "Panics recovered and turned into errors, by component (http, maintenance, pipeline, background).",
+	}, []string{"component"})
+	if reg != nil {
+		if err := reg.Register(total); err != nil {
+			are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err)
+			if !ok {
+				return nil, fmt.Errorf("recovery: register metrics: %w", err)
+			}
+			if total, ok = are.ExistingCollector.(*prometheus.CounterVec); !ok {
+				return nil, fmt.Errorf("recovery: register metrics: %w", err)
+			}
+		}
 	}
+	// Every component's series from the start (0), so a rate or an
+	// alert has a series before the first panic.
+	for _, c := range []string{HTTP, Maintenance, Pipeline, Background} {
+		total.WithLabelValues(c)
+	}
+	return &Panics{total: total}, nil
 }
 
 // PanicError is a recovered panic: its value and the stack of the
@@ -50,11 +75,11 @@ func (e *PanicError) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("panic", fmt.Sprint(e.Value)), slog.String("stack", string(e.Stack)))
 }
 
-// Recover, deferred directly (defer recovery.Recover(component, &err)),
-// stops a panic of the calling goroutine, counts it under component and
-// sets *err to a *PanicError. http.ErrAbortHandler, the panic net/http
-// asks handlers to use to abort a response, is passed on.
-func Recover(component string, err *error) {
+// Recover, deferred directly (defer p.Recover(component, &err)), stops a
+// panic of the calling goroutine, counts it under component and sets
+// *err to a *PanicError. http.ErrAbortHandler, the panic net/http asks
+// handlers to use to abort a response, is passed on.
+func (p *Panics) Recover(component string, err *error) {
 	v := recover()
 	if v == nil {
 		return
@@ -62,27 +87,29 @@ func Recover(component string, err *error) {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	panicsTotal.WithLabelValues(component).Inc()
+	if p != nil {
+		p.total.WithLabelValues(component).Inc()
+	}
 	*err = &PanicError{Value: v, Stack: debug.Stack()}
 }
 
 // Call runs fn and returns its error, or the *PanicError of its panic
 // (Recover).
-func Call(component string, fn func() error) (err error) {
-	defer Recover(component, &err)
+func (p *Panics) Call(component string, fn func() error) (err error) {
+	defer p.Recover(component, &err)
 	return fn()
 }
 
 // Go runs fn in a new goroutine whose panic is logged on log (with
 // what) and counted instead of ending the process: for background
 // loops whose own errors are logged where they occur.
-func Go(log *slog.Logger, what string, fn func()) {
-	go Run(log, what, fn)
+func (p *Panics) Go(log *slog.Logger, what string, fn func()) {
+	go p.Run(log, what, fn)
 }
 
 // Run runs fn, logging and counting a panic (Go, without the goroutine).
-func Run(log *slog.Logger, what string, fn func()) {
-	if err := Call(Background, func() error { fn(); return nil }); err != nil {
+func (p *Panics) Run(log *slog.Logger, what string, fn func()) {
+	if err := p.Call(Background, func() error { fn(); return nil }); err != nil {
 		log.Error("recovered from a panic", "in", what, "err", err)
 	}
 }

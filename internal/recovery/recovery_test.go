@@ -15,11 +15,20 @@ import (
 	"github.com/tarnhq/tarn/internal/recovery"
 )
 
-// Panics reads tarn_panics_recovered_total{component} from the default
-// registry.
-func Panics(t testing.TB, component string) float64 {
+// newPanics is a counter on a registry of the test's own.
+func newPanics(t testing.TB) (*recovery.Panics, *prometheus.Registry) {
 	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
+	reg := prometheus.NewRegistry()
+	p, err := recovery.NewPanics(reg)
+	require.NoError(t, err)
+	return p, reg
+}
+
+// Panics reads tarn_panics_recovered_total{component} from g; it fails
+// the test when the series is absent.
+func Panics(t testing.TB, g prometheus.Gatherer, component string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
 	require.NoError(t, err)
 	for _, mf := range mfs {
 		if mf.GetName() != "tarn_panics_recovered_total" {
@@ -31,6 +40,7 @@ func Panics(t testing.TB, component string) float64 {
 			}
 		}
 	}
+	t.Fatalf("tarn_panics_recovered_total{component=%q} not gathered", component)
 	return 0
 }
 
@@ -44,8 +54,10 @@ func labelIs(m *dto.Metric, name, value string) bool {
 }
 
 func TestCallTurnsAPanicIntoAnError(t *testing.T) {
-	before := Panics(t, recovery.Maintenance)
-	err := recovery.Call(recovery.Maintenance, func() error {
+	t.Parallel()
+	p, reg := newPanics(t)
+	require.Equal(t, 0.0, Panics(t, reg, recovery.Maintenance), "every component's series exists from the start")
+	err := p.Call(recovery.Maintenance, func() error {
 		var m map[string]int
 		m["x"] = 1 // assignment to entry in nil map
 		return nil
@@ -54,25 +66,47 @@ func TestCallTurnsAPanicIntoAnError(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	require.Contains(t, err.Error(), "assignment to entry in nil map")
 	require.Contains(t, string(pe.Stack), "recovery_test.go", "the stack of the goroutine that panicked")
-	require.Equal(t, before+1, Panics(t, recovery.Maintenance))
+	require.Equal(t, 1.0, Panics(t, reg, recovery.Maintenance))
 
 	want := errors.New("plain")
-	require.Equal(t, want, recovery.Call(recovery.Maintenance, func() error { return want }))
-	require.Equal(t, before+1, Panics(t, recovery.Maintenance), "only panics are counted")
+	require.Equal(t, want, p.Call(recovery.Maintenance, func() error { return want }))
+	require.Equal(t, 1.0, Panics(t, reg, recovery.Maintenance), "only panics are counted")
 
 	require.PanicsWithValue(t, http.ErrAbortHandler, func() {
-		_ = recovery.Call(recovery.HTTP, func() error { panic(http.ErrAbortHandler) })
+		_ = p.Call(recovery.HTTP, func() error { panic(http.ErrAbortHandler) })
 	}, "net/http's deliberate abort is passed on")
 }
 
 func TestRunLogsThePanic(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
-	before := Panics(t, recovery.Background)
-	recovery.Run(log, "lag refresh", func() { panic("boom") })
-	require.Equal(t, before+1, Panics(t, recovery.Background))
+	p, reg := newPanics(t)
+	p.Run(log, "lag refresh", func() { panic("boom") })
+	require.Equal(t, 1.0, Panics(t, reg, recovery.Background))
 	out := buf.String()
 	for _, want := range []string{`"msg":"recovered from a panic"`, `"in":"lag refresh"`, `"panic":"boom"`, `"stack":"goroutine `} {
 		require.True(t, strings.Contains(out, want), "log %s lacks %s", out, want)
 	}
+}
+
+// The packages of one process are each handed the process's registerer
+// and make their own Panics from it: they must share one counter, not
+// fail on the second registration.
+func TestNewPanicsSharesARegistrysCounter(t *testing.T) {
+	t.Parallel()
+	a, reg := newPanics(t)
+	b, err := recovery.NewPanics(reg)
+	require.NoError(t, err)
+	_ = a.Call(recovery.Pipeline, func() error { panic("a") })
+	_ = b.Call(recovery.Pipeline, func() error { panic("b") })
+	require.Equal(t, 2.0, Panics(t, reg, recovery.Pipeline))
+}
+
+// A nil *Panics (no metrics wired) still recovers.
+func TestNilPanicsRecovers(t *testing.T) {
+	t.Parallel()
+	var p *recovery.Panics
+	var pe *recovery.PanicError
+	require.ErrorAs(t, p.Call(recovery.HTTP, func() error { panic("x") }), &pe)
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/catalog/bolt"
 	"github.com/tarnhq/tarn/delta"
@@ -31,6 +33,9 @@ type Server struct {
 	Warehouse *catalog.Warehouse
 	Catalog   *catalog.Catalog
 	Store     *bolt.Store
+	// Metrics is the server's own registry: the catalog's and the
+	// server's metrics, which its /metrics serves.
+	Metrics *prometheus.Registry
 }
 
 // Start starts a server on a fresh data directory; it stops when t ends.
@@ -49,8 +54,16 @@ const EnvWarehouse = "TARN_TEST_WAREHOUSE"
 // NewCatalog opens a bolt store in dir and a file:// warehouse at
 // dir/warehouse (see EnvWarehouse), and returns a Catalog over the store — or over wrap(store)
 // when wrap is not nil (a test double that injects races or failures).
-// The store closes when t ends.
+// The store closes when t ends. The catalog's metrics are registered
+// nowhere (NewMeteredCatalog).
 func NewCatalog(t testing.TB, dir string, wrap func(catalog.Store) catalog.Store) (*catalog.Catalog, *catalog.Warehouse, *bolt.Store) {
+	t.Helper()
+	return NewMeteredCatalog(t, dir, wrap, nil)
+}
+
+// NewMeteredCatalog is NewCatalog with the catalog's metrics registered
+// on reg, a registry of the test's own.
+func NewMeteredCatalog(t testing.TB, dir string, wrap func(catalog.Store) catalog.Store, reg prometheus.Registerer) (*catalog.Catalog, *catalog.Warehouse, *bolt.Store) {
 	t.Helper()
 	var wh *catalog.Warehouse
 	if os.Getenv(EnvWarehouse) == "s3" {
@@ -77,7 +90,7 @@ func NewCatalog(t testing.TB, dir string, wrap func(catalog.Store) catalog.Store
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// The tunable properties as tarn serve sets them (cmd/tarn).
 	cat, err := catalog.New(catalog.Config{Store: s, Warehouses: []*catalog.Warehouse{wh}, Logger: log, ValidateTableProperties: maintenance.ValidateProperties,
-		TunablePrefixes: slices.Concat(tabledefaults.TunablePrefixes, maintenance.TunablePrefixes, delta.TunableProperties)})
+		TunablePrefixes: slices.Concat(tabledefaults.TunablePrefixes, maintenance.TunablePrefixes, delta.TunableProperties), Metrics: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,9 +100,10 @@ func NewCatalog(t testing.TB, dir string, wrap func(catalog.Store) catalog.Store
 // StartAt starts a server on dir, which may hold an earlier server's state.
 func StartAt(t testing.TB, dir string) *Server {
 	t.Helper()
-	cat, wh, store := NewCatalog(t, dir, nil)
+	reg := prometheus.NewRegistry()
+	cat, wh, store := NewMeteredCatalog(t, dir, nil, reg)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	hs := httptest.NewServer(server.New(cat, server.Config{Logger: log}).Handler())
+	hs := httptest.NewServer(server.New(cat, server.Config{Logger: log, Metrics: reg}).Handler())
 	t.Cleanup(hs.Close)
-	return &Server{URL: hs.URL, DataDir: dir, Warehouse: wh, Catalog: cat, Store: store}
+	return &Server{URL: hs.URL, DataDir: dir, Warehouse: wh, Catalog: cat, Store: store, Metrics: reg}
 }
