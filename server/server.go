@@ -23,6 +23,7 @@
 //   - errors.go: error → ErrorModel, each sentinel to its exception
 //   - metrics.go: request metrics
 //   - health.go: /readyz's body, the catalog and the Kafka seed brokers
+//   - console.go: mounts the web console (package ui) under /ui
 package server
 
 import (
@@ -43,6 +44,7 @@ import (
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/internal/recovery"
+	"github.com/tarnhq/tarn/ui"
 )
 
 // DefaultIdempotencyKeyLifetime is how long a finalized Idempotency-Key
@@ -87,6 +89,8 @@ type Server struct {
 	echo  *echo.Echo
 	ready atomic.Bool
 	locks keyedMutex
+	// console is the web console under /ui (console.go).
+	console *ui.Console
 }
 
 // New builds the HTTP handler over cat. Idempotency-Key is honoured when
@@ -124,6 +128,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	s.accessRoutes(e.Group("/management/v1"))
 	s.maintenanceRoutes(e.Group("/management/v1"))
 	s.formatsRoutes(e.Group("/management/v1"))
+	s.consoleRoutes(e)
 	s.ready.Store(true)
 	return s
 }
@@ -144,6 +149,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // before Wait: deferred calls run last first
 	background.Go(func() { s.expireIdempotencyKeys(ctx) })
+	background.Go(func() { s.console.Run(ctx) })
 	select {
 	case err := <-errc:
 		return err
