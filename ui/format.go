@@ -17,7 +17,7 @@ var funcs = template.FuncMap{
 	"ago":     func(t time.Time) string { return ago(time.Now(), t) },
 	"utc":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"millis":  func(ms int64) time.Time { return time.UnixMilli(ms) },
+	"f1":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 }
 
 // count is n with thin spaces between thousands (12 345 678), readable
