@@ -192,6 +192,7 @@ type page struct {
 	status   int
 	body     string
 	location string
+	cookies  []string // Set-Cookie headers
 }
 
 func (b *browser) get(path string) page {
@@ -220,7 +221,7 @@ func (b *browser) send(req *http.Request) page {
 	defer rsp.Body.Close()
 	body, err := io.ReadAll(rsp.Body)
 	require.NoError(b.t, err)
-	return page{status: rsp.StatusCode, body: string(body), location: rsp.Header.Get("Location")}
+	return page{status: rsp.StatusCode, body: string(body), location: rsp.Header.Get("Location"), cookies: rsp.Header.Values("Set-Cookie")}
 }
 
 // csrf is the CSRF token the console put in its forms.
