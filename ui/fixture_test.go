@@ -265,3 +265,5 @@ func attrs(body, name string) []string {
 	}
 	return out
 }
+
+func kgoRecord(v []byte, p int32) *kgo.Record { return &kgo.Record{Value: v, Partition: p} }
