@@ -158,7 +158,9 @@ func TestE2EConsoleBrowser(t *testing.T) {
 
 	// The table page against loadTable, once ingest has caught up.
 	stop()
-	f.waitTopic(t, func(st topics.Status) bool { return st.LagRecords != nil && *st.LagRecords == 0 && st.BufferedRows == 0 })
+	f.waitTopic(t, func(st topics.Status) bool {
+		return st.LagRecords != nil && *st.LagRecords == 0 && st.BufferedRows == 0
+	})
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.url+"/ui/namespaces/demo/tables/flights"), chromedp.WaitVisible(chromedp.CSS(`#snapshots`))))
 	var res spec.LoadTableResult
 	require.Equal(t, http.StatusOK, f.api(t, http.MethodGet, "/v1/namespaces/demo/tables/flights", "", &res))
