@@ -1,5 +1,6 @@
 // Package server is Tarn's HTTP front: the Iceberg REST Catalog routes
-// (rest-catalog-open-api.yaml in package spec), health and metrics. Handlers
+// (rest-catalog-open-api.yaml in package spec), the management API,
+// health, metrics and the web console (package ui, under /ui). Handlers
 // decode path, query, headers and body, call package catalog, and encode
 // the result; every error leaves as the spec's ErrorModel (errors.go).
 //
