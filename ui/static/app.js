@@ -4,7 +4,7 @@
 // snippets get tabs and copy buttons.
 "use strict";
 
-// Actions ask before they run: a form with data-confirm opens a dialog,
+// Actions ask before they run: a form with data-confirm opens a dialog
 // and only Confirm submits it (with confirmed=yes, which the server
 // requires; without it the server shows its own confirmation page).
 function confirmForms() {
@@ -16,7 +16,9 @@ function confirmForms() {
       dlg.setAttribute("aria-labelledby", "confirm-title");
       const h = document.createElement("h2");
       h.id = "confirm-title";
-      h.textContent = form.dataset.confirm;
+      // {name} in the question is the value the form's field name has
+      // now (the error mode picked).
+      h.textContent = form.dataset.confirm.replace(/\{([a-z-]+)\}/g, (_, name) => (form.elements[name] || {}).value || name);
       const row = document.createElement("div");
       row.className = "action-row";
       const cancel = document.createElement("button");
