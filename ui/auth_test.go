@@ -83,8 +83,11 @@ func TestOAuth2Console(t *testing.T) {
 	assert.Contains(t, p.body, `principal &#34;reader&#34; may not manage topic flights`)
 	assert.Equal(t, []string{"/ui/logout"}, postForms(p.body))
 	for _, action := range []string{"disable", "resume", "error-mode"} {
-		p = reader.post("/ui/topics/flights/"+action, url.Values{"csrf": {reader.csrf()}, "confirmed": {"yes"}, "error-mode": {"skip"}})
-		assert.Equal(t, http.StatusForbidden, p.status, "%s: %s", action, p.body)
+		for _, confirmed := range []string{"yes", ""} { // nor a confirmation page
+			p = reader.post("/ui/topics/flights/"+action, url.Values{"csrf": {reader.csrf()}, "confirmed": {confirmed}, "error-mode": {"skip"}})
+			assert.Equal(t, http.StatusForbidden, p.status, "%s: %s", action, p.body)
+			assert.Equal(t, []string{"/ui/logout"}, postForms(p.body))
+		}
 	}
 	s := f.waitTopic(t, func(topics.Status) bool { return true })
 	assert.Equal(t, topics.StateSyncing, s.State)

@@ -61,6 +61,7 @@ type Console struct {
 	pages map[string]*template.Template
 	rates *rates
 	csrf  *http.CrossOriginProtection
+	h     http.Handler // mux behind csrf
 }
 
 // New builds the console. Errors: a template that does not parse (a
@@ -101,6 +102,7 @@ func New(cfg Config) (*Console, error) {
 	m.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, &APIError{Status: http.StatusNotFound}, "There is no console page at "+r.URL.Path+".")
 	})
+	c.h = c.csrf.Handler(m)
 	return c, nil
 }
 
@@ -114,7 +116,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
-	c.csrf.Handler(c.mux).ServeHTTP(w, r)
+	c.h.ServeHTTP(w, r)
 }
 
 // Run samples topic status for rows/s until ctx ends (a no-op without

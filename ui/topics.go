@@ -181,6 +181,14 @@ func (c *Console) topicAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	release := r.PostFormValue("release") == "true"
+	// The topic as the API shows it to this principal: a topic it may
+	// not see (or that is gone) gets the API's answer, not a
+	// confirmation page.
+	cur, err := c.topicData(ctx, r, name)
+	if err != nil {
+		c.fail(w, r, err, "")
+		return
+	}
 	var q confirmData
 	switch action {
 	case "resume":
@@ -212,13 +220,10 @@ func (c *Console) topicAction(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusOK, "confirm", page{Title: "Confirm", Nav: "topics", Data: q})
 		return
 	}
-	var err error
 	done := action
 	switch action {
 	case "resume":
-		if d, gerr := c.topicData(ctx, r, name); gerr != nil {
-			err = gerr
-		} else if mode != "" && mode != d.Config.ErrorMode {
+		if mode != "" && mode != cur.Config.ErrorMode {
 			err = api.do(ctx, http.MethodPatch, path, topics.Patch{ErrorMode: &mode}, nil)
 		}
 		if err == nil {
