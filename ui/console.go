@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tarnhq/tarn/auth"
@@ -62,6 +63,8 @@ type Console struct {
 	rates *rates
 	csrf  *http.CrossOriginProtection
 	h     http.Handler // mux behind csrf
+	// lastView is when a topic page was last shown (UnixNano; 0: never).
+	lastView atomic.Int64
 }
 
 // New builds the console. Errors: a template that does not parse (a
@@ -119,8 +122,14 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.h.ServeHTTP(w, r)
 }
 
-// Run samples topic status for rows/s until ctx ends (a no-op without
-// Config.Topics).
+// sampleIdle is how long after the last view of a topic page Run keeps
+// sampling: listing topics asks Kafka for their lag, which nobody needs
+// while nobody looks.
+const sampleIdle = 10 * time.Minute
+
+// Run samples topic status for rows/s until ctx ends, every
+// Config.SampleInterval while a topic page was viewed in the last
+// sampleIdle (a no-op without Config.Topics).
 func (c *Console) Run(ctx context.Context) {
 	if c.cfg.Topics == nil {
 		return
@@ -128,14 +137,19 @@ func (c *Console) Run(ctx context.Context) {
 	t := time.NewTicker(c.cfg.SampleInterval)
 	defer t.Stop()
 	for {
-		c.rates.sample(time.Now(), c.cfg.Topics.List(ctx))
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case now := <-t.C:
+			if last := c.lastView.Load(); last != 0 && now.Sub(time.Unix(0, last)) < sampleIdle {
+				c.rates.sample(now, c.cfg.Topics.List(ctx))
+			}
 		}
 	}
 }
+
+// viewed notes that a topic page was shown (Run samples from then on).
+func (c *Console) viewed() { c.lastView.Store(time.Now().UnixNano()) }
 
 // cacheStatic lets browsers keep the assets for an hour: they change
 // only with the binary.

@@ -19,7 +19,8 @@
 //   - topics.go: the topics list, a topic's page, its actions
 //   - catalog.go: namespaces, tables, views; a table's schema, partition
 //     spec, properties, snapshots and connection snippets
-//   - rates.go: rows/s from a bounded, in-memory sample of topic status
+//   - rates.go: rows/s from a bounded, in-memory sample of topic status,
+//     taken while someone looks
 //   - format.go: numbers, bytes, durations and times for the templates
 //   - templates/, static/: the pages, the style sheet and the script
 //

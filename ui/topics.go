@@ -90,6 +90,7 @@ type topicsData struct {
 }
 
 func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
+	c.viewed()
 	var list listTopicsResponse
 	d := topicsData{AuthFilter: c.cfg.Auth != nil}
 	if err := c.api(r).do(r.Context(), http.MethodGet, "/management/v1/topics", nil, &list); err != nil {
@@ -146,6 +147,7 @@ func (c *Console) topicData(ctx context.Context, r *http.Request, name string) (
 }
 
 func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
+	c.viewed()
 	d, err := c.topicData(r.Context(), r, r.PathValue("topic"))
 	if err != nil {
 		c.fail(w, r, err, "")
