@@ -1,5 +1,6 @@
 // Package server is Tarn's HTTP front: the Iceberg REST Catalog routes
-// (rest-catalog-open-api.yaml in package spec), health and metrics. Handlers
+// (rest-catalog-open-api.yaml in package spec), the management API,
+// health, metrics and the web console (package ui, under /ui). Handlers
 // decode path, query, headers and body, call package catalog, and encode
 // the result; every error leaves as the spec's ErrorModel (errors.go).
 //
@@ -23,6 +24,7 @@
 //   - errors.go: error → ErrorModel: its class's exception, or an override's
 //   - metrics.go: request metrics
 //   - health.go: /readyz's body, the catalog and the Kafka seed brokers
+//   - console.go: mounts the web console (package ui) under /ui
 package server
 
 import (
@@ -43,6 +45,7 @@ import (
 	"github.com/tarnhq/tarn/auth"
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/internal/recovery"
+	"github.com/tarnhq/tarn/ui"
 )
 
 // DefaultIdempotencyKeyLifetime is how long a finalized Idempotency-Key
@@ -98,6 +101,8 @@ type Server struct {
 	locks keyedMutex
 	// metrics: metrics.go, on Config.Metrics.
 	metrics *metrics
+	// console is the web console under /ui (console.go).
+	console *ui.Console
 }
 
 // New builds the HTTP handler over cat. Idempotency-Key is honoured when
@@ -143,6 +148,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	s.accessRoutes(e.Group("/management/v1"))
 	s.maintenanceRoutes(e.Group("/management/v1"))
 	s.formatsRoutes(e.Group("/management/v1"))
+	s.consoleRoutes(e)
 	s.ready.Store(true)
 	return s
 }
@@ -163,6 +169,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // before Wait: deferred calls run last first
 	background.Go(func() { s.expireIdempotencyKeys(ctx) })
+	background.Go(func() { s.console.Run(ctx) })
 	select {
 	case err := <-errc:
 		return err

@@ -205,6 +205,8 @@ func printInstructions(w io.Writer, url string) {
 	fmt.Fprintf(w, `Tarn demo: flights stream into the Iceberg table demo.flights, catalog at %[1]s
 (Ctrl-C stops it: buffered rows are committed first.)
 
+Web console (the topic, the table, its snapshots): %[1]s/ui
+
 pyiceberg:
   from pyiceberg.catalog import load_catalog
   t = load_catalog("tarn", type="rest", uri="%[1]s").load_table("demo.flights")

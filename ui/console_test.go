@@ -1,0 +1,196 @@
+package ui_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/offsets"
+	"github.com/tarnhq/tarn/spec"
+)
+
+// TestTopicsPageShowsAPIStatus: the topics list shows the topic's state,
+// rows and lag as the management API reports them.
+func TestTopicsPageShowsAPIStatus(t *testing.T) {
+	f := newFixture(t, false)
+	f.enable(t)
+	f.produce(t, 0, f.values[:70]...)
+	f.produce(t, 1, f.values[70:100]...)
+	st := f.waitTopic(t, func(st topics.Status) bool { return st.Rows == 100 && st.LagRecords != nil && *st.LagRecords == 0 })
+
+	b := f.browser(t)
+	p := b.get("/ui")
+	require.Equal(t, http.StatusSeeOther, p.status)
+	require.Equal(t, "/ui/topics", p.location)
+	p = b.get("/ui/topics")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, p.body, `<tr data-topic="flights">`)
+	assert.Contains(t, p.body, `<span class="state state-syncing">syncing</span>`)
+	assert.Equal(t, []string{strconv.FormatInt(st.Rows, 10)}, attrs(p.body, `data-field="rows" data-value`))
+	assert.Contains(t, p.body, `data-field="lag-records">0</td>`)
+	assert.Contains(t, p.body, `href="/ui/namespaces/demo/tables/flights">demo.flights</a>`)
+	assert.Contains(t, p.body, "on target")
+}
+
+// TestTablePageMatchesLoadTable: the table page's schema (field ids,
+// nested fields included), partition spec and snapshots (ids, order,
+// operation, the Kafka offsets of Tarn's summary) are those of the REST
+// API's loadTable.
+func TestTablePageMatchesLoadTable(t *testing.T) {
+	f := newFixture(t, false)
+	f.enable(t)
+	f.produce(t, 0, f.values[:40]...)
+	f.waitTopic(t, func(st topics.Status) bool { return st.Rows == 40 })
+	f.produce(t, 2, f.values[40:50]...)
+	f.waitTopic(t, func(st topics.Status) bool { return st.Rows == 50 && st.LagRecords != nil && *st.LagRecords == 0 })
+
+	var res spec.LoadTableResult
+	require.Equal(t, http.StatusOK, f.api(t, http.MethodGet, "/v1/namespaces/demo/tables/flights", "", &res))
+	md, err := table.ParseMetadataBytes(res.Metadata)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(md.Snapshots()), 2)
+
+	p := f.browser(t).get("/ui/namespaces/demo/tables/flights")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+
+	var wantSnaps []string
+	for i := len(md.Snapshots()) - 1; i >= 0; i-- {
+		wantSnaps = append(wantSnaps, strconv.FormatInt(md.Snapshots()[i].SnapshotID, 10))
+	}
+	assert.Equal(t, wantSnaps, attrs(p.body, "data-snapshot-id"), "snapshots, newest first")
+	assert.Contains(t, p.body, fmt.Sprintf(`<dd id="current-snapshot"><code>%d</code>`, md.CurrentSnapshot().SnapshotID))
+
+	var wantFields []string
+	for _, f := range fieldIDs(t, md.CurrentSchema()) {
+		wantFields = append(wantFields, strconv.Itoa(f))
+	}
+	got := attrs(p.body, "data-field-id")
+	slices.SortFunc(got, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+	assert.Equal(t, wantFields, got, "every field id of the current schema, nested ones too")
+	assert.Contains(t, p.body, `<td class="field d1" title="_kafka.offset">offset</td>`)
+
+	ps := md.PartitionSpec()
+	for _, pf := range ps.Fields() {
+		assert.Contains(t, p.body, fmt.Sprintf(`<td class="num">%d</td><td>%s</td><td><code>%s</code></td>`, pf.FieldID, pf.Name, pf.Transform))
+	}
+
+	head := md.CurrentSnapshot()
+	o, err := offsets.Parse(head.Summary.Properties[offsets.Property])
+	require.NoError(t, err)
+	assert.Equal(t, map[int32]int64{0: 40, 2: 10}, o.Next)
+	row := p.body[strings.Index(p.body, fmt.Sprintf(`data-snapshot-id="%d"`, head.SnapshotID)):]
+	row = row[:strings.Index(row, "</tr>")]
+	assert.Contains(t, row, `<td data-field="operation">`+string(head.Summary.Operation)+`</td>`)
+	assert.Contains(t, row, `<span class="chip" data-partition="0">p0 → 40</span>`)
+	assert.Contains(t, row, `<span class="chip" data-partition="2">p2 → 10</span>`)
+	assert.Contains(t, row, "<dt>added-records</dt><dd>"+head.Summary.Properties["added-records"]+"</dd>")
+
+	for _, engine := range []string{"load_catalog(\"tarn\", type=\"rest\", uri=\"" + f.url + "\")", "spark.sql.catalog.tarn.uri=" + f.url,
+		"iceberg.rest-catalog.uri=" + f.url, "ENDPOINT '" + f.url + "', AUTHORIZATION_TYPE 'none'", `SELECT * FROM tarn."demo"."flights" LIMIT 10;`} {
+		assert.Contains(t, p.body, htmlEscape(engine))
+	}
+
+	c := f.browser(t).get("/ui/catalog")
+	require.Equal(t, http.StatusOK, c.status)
+	assert.Contains(t, c.body, `<a href="/ui/namespaces/demo/tables/flights">flights</a>`)
+}
+
+// fieldIDs are the ids of every field of sc (nested too), ascending.
+func fieldIDs(t *testing.T, sc *iceberg.Schema) []int {
+	t.Helper()
+	fields, err := sc.FlatFields()
+	require.NoError(t, err)
+	var ids []int
+	for f := range fields {
+		ids = append(ids, f.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer(`"`, "&#34;", "'", "&#39;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// TestResumeFromConsole: a topic suspended by an incompatible schema
+// shows the reason on its page; resuming from the console in error mode
+// skip (confirmed) patches the error mode and resumes it through the
+// management API, and the topic syncs again.
+func TestResumeFromConsole(t *testing.T) {
+	f := newFixture(t, false)
+	f.enable(t)
+	f.produce(t, 0, f.values[:10]...)
+	f.waitTopic(t, func(st topics.Status) bool { return st.Rows == 10 })
+	f.produceIncompatible(t, 0)
+	st := f.waitTopic(t, func(st topics.Status) bool { return st.State == topics.StateSuspended })
+
+	b := f.browser(t)
+	p := b.get("/ui/topics/flights")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, p.body, `<p data-field="reason">`+htmlEscape(st.Reason)+`</p>`)
+	assert.Contains(t, st.Reason, "incompatible")
+	assert.Contains(t, p.body, `action="/ui/topics/flights/resume"`)
+
+	form := url.Values{"csrf": {b.csrf()}, "error-mode": {"skip"}}
+	// Without confirmation: a confirmation page, nothing changed.
+	p = b.post("/ui/topics/flights/resume", form)
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, p.body, "Resume topic flights with error mode skip?")
+	assert.Equal(t, topics.StateSuspended, f.waitTopic(t, func(topics.Status) bool { return true }).State)
+
+	form.Set("confirmed", "yes")
+	p = b.post("/ui/topics/flights/resume", form)
+	require.Equal(t, http.StatusSeeOther, p.status, p.body)
+	assert.Equal(t, "/ui/topics/flights?done=resumed", p.location)
+	f.produce(t, 1, f.values[10:15]...)
+	st = f.waitTopic(t, func(st topics.Status) bool { return st.State == topics.StateSyncing && st.Rows == 15 })
+	assert.Equal(t, "skip", st.Config.ErrorMode)
+	assert.EqualValues(t, 1, st.Errors["incompatible_schema"])
+	p = b.get(p.location)
+	assert.Contains(t, p.body, "Resumed: the topic is starting again.")
+	assert.Contains(t, p.body, "incompatible_schema")
+}
+
+// TestActionsRefuseForgedRequests: an action without this session's CSRF
+// token, or sent from another site, is refused (403) and changes
+// nothing; so is a flash message a link makes up.
+func TestActionsRefuseForgedRequests(t *testing.T) {
+	f := newFixture(t, false)
+	f.enable(t)
+	b := f.browser(t)
+	require.Equal(t, http.StatusOK, b.get("/ui/topics/flights").status)
+	tok := b.csrf()
+	for name, c := range map[string]struct {
+		form   url.Values
+		header []string
+	}{
+		"no token":    {url.Values{"confirmed": {"yes"}}, nil},
+		"wrong token": {url.Values{"confirmed": {"yes"}, "csrf": {tok + "x"}}, nil},
+		"cross-site":  {url.Values{"confirmed": {"yes"}, "csrf": {tok}}, []string{"Sec-Fetch-Site", "cross-site"}},
+		"other origin": {url.Values{"confirmed": {"yes"}, "csrf": {tok}},
+			[]string{"Origin", "http://evil.example"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := b.post("/ui/topics/flights/disable", c.form, c.header...)
+			assert.Equal(t, http.StatusForbidden, p.status, p.body)
+			st := f.waitTopic(t, func(topics.Status) bool { return true })
+			assert.NotEqual(t, topics.StateDisabled, st.State)
+		})
+	}
+	p := b.get("/ui/topics/flights?done=Call+us+at+555")
+	assert.NotContains(t, p.body, "555")
+	// The same form with the token and confirmation does disable.
+	p = b.post("/ui/topics/flights/disable", url.Values{"confirmed": {"yes"}, "csrf": {tok}})
+	require.Equal(t, http.StatusSeeOther, p.status, p.body)
+	assert.Equal(t, topics.StateDisabled, f.waitTopic(t, func(topics.Status) bool { return true }).State)
+}
