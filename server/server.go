@@ -17,8 +17,8 @@
 //   - namespaces.go, tables.go, views.go: REST handlers, each a thin call
 //     into package catalog
 //   - storage.go: vended credentials and the remote signing endpoint
-//   - topics.go, maintenance.go: the management API of ingest/topics and
-//     maintenance
+//   - topics.go, maintenance.go, formats.go, publish.go: the management
+//     API of ingest/topics, maintenance, the Delta output and publishing
 //   - params.go: path and query parameters, body limits
 //   - errors.go: error → ErrorModel, each sentinel to its exception
 //   - metrics.go: request metrics
@@ -76,6 +76,9 @@ type Config struct {
 	// Formats serves /management/v1/tables/{table}/formats; nil answers
 	// 503 ("table formats not configured").
 	Formats FormatReporter
+	// Publish serves /management/v1/publish; nil answers 503
+	// ("publishing not configured").
+	Publish Publisher
 }
 
 // Server serves the catalog over HTTP.
@@ -124,6 +127,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	s.accessRoutes(e.Group("/management/v1"))
 	s.maintenanceRoutes(e.Group("/management/v1"))
 	s.formatsRoutes(e.Group("/management/v1"))
+	s.publishRoutes(e.Group("/management/v1"))
 	s.ready.Store(true)
 	return s
 }

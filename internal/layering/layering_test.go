@@ -47,8 +47,8 @@ var allowed = map[string][]string{
 		"ingest/jsonschema", "ingest/connect", "ingest/source", "ingest/sink", "ingest/upsert", "maintenance"},
 	"ingest/topics": {"catalog", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/jsonrow", "ingest/pipeline", "ingest/source", "ingest/sink"},
 	"delta":         {"catalog", "internal/strictjson"},
-	"publish/...":   {"catalog", "internal/strictjson", "delta"}, // planned
-	"server":        {"spec", "internal/strictjson", "internal/recovery", "auth", "storage", "catalog", "ingest/topics", "maintenance", "delta", "ui"},
+	"publish/...":   {"catalog", "internal/strictjson", "delta"},
+	"server":        {"spec", "internal/strictjson", "internal/recovery", "auth", "storage", "catalog", "ingest/topics", "maintenance", "delta", "publish/...", "ui"},
 	// ui serves the console over the services the API uses, never a
 	// store: server mounts it, so it cannot import server.
 	"ui":      {"spec", "auth", "catalog", "ingest/topics", "maintenance", "delta", "publish/..."}, // planned
