@@ -160,6 +160,10 @@ func (p *Publisher) TableRenamed(from, to catalog.Ident) {
 // notices, with a pass every ResyncInterval. It returns once every
 // worker has stopped. Errors: the records cannot be loaded.
 func (p *Publisher) Run(ctx context.Context) error {
+	if len(p.workers) == 0 {
+		<-ctx.Done()
+		return nil
+	}
 	recs, err := loadRecords(ctx, p.deps.Store)
 	if err != nil {
 		return err
