@@ -51,3 +51,40 @@ func (c *Catalog) notifyCommitted(id Ident, md table.Metadata) {
 		o.TableCommitted(id, md)
 	}
 }
+
+// DropObserver is an optional capability of a CommitObserver (found by
+// type assertion): told that a table was dropped, after its pointer is
+// gone. The catalogs Tarn publishes to follow drops this way.
+// TableDropped has the same rules as TableCommitted.
+type DropObserver interface {
+	TableDropped(id Ident)
+}
+
+// RenameObserver is an optional capability of a CommitObserver: told
+// that a table was renamed, after its pointer moved. TableRenamed has
+// the same rules as TableCommitted.
+type RenameObserver interface {
+	TableRenamed(from, to Ident)
+}
+
+// notifyDropped tells every DropObserver that table id was dropped.
+func (c *Catalog) notifyDropped(id Ident) {
+	if cur := c.observers.list.Load(); cur != nil {
+		for _, o := range *cur {
+			if d, ok := o.(DropObserver); ok {
+				d.TableDropped(id)
+			}
+		}
+	}
+}
+
+// notifyRenamed tells every RenameObserver that table from is now to.
+func (c *Catalog) notifyRenamed(from, to Ident) {
+	if cur := c.observers.list.Load(); cur != nil {
+		for _, o := range *cur {
+			if r, ok := o.(RenameObserver); ok {
+				r.TableRenamed(from, to)
+			}
+		}
+	}
+}

@@ -96,3 +96,45 @@ func TestTarnOnlyPropertiesRefusedToClients(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "file:///x/_delta", got.Properties()[catalog.PropDeltaLocation])
 }
+
+// moves records the drop and rename notices (catalog.DropObserver,
+// catalog.RenameObserver).
+type moves struct {
+	recorder
+	events []string
+}
+
+func (m *moves) TableDropped(id catalog.Ident) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, "drop "+id.String())
+}
+
+func (m *moves) TableRenamed(from, to catalog.Ident) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, "rename "+from.String()+" "+to.String())
+}
+
+// TestObserverSeesDropAndRename: an observer with the optional drop and
+// rename capabilities is told of a table's rename and drop (the catalogs
+// Tarn publishes to follow them), and not of a failed one.
+func TestObserverSeesDropAndRename(t *testing.T) {
+	ctx := context.Background()
+	cat, wh := newTestCatalog(t)
+	m := &moves{}
+	cat.AddCommitObserver(m)
+	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
+	id := catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "t"}
+	to := catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "u"}
+	_, err := cat.CreateTable(ctx, wh, id.Namespace, spec.CreateTableRequest{Name: "t",
+		Schema: iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64})})
+	require.NoError(t, err)
+	require.NoError(t, cat.RenameTable(ctx, wh, id, to))
+	require.ErrorIs(t, cat.RenameTable(ctx, wh, id, to), catalog.ErrNoSuchTable)
+	require.NoError(t, cat.DropTable(ctx, wh, to, false))
+	require.ErrorIs(t, cat.DropTable(ctx, wh, to, false), catalog.ErrNoSuchTable)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	require.Equal(t, []string{"rename ns.t ns.u", "drop ns.u"}, m.events)
+}

@@ -242,6 +242,7 @@ func (c *Catalog) DropTable(ctx context.Context, wh *Warehouse, id Ident, purge 
 	if err != nil {
 		return err
 	}
+	c.notifyDropped(id)
 	if owned {
 		if o := c.ownersHook(); o != nil {
 			if err := o.TableDropped(ctx, id); err != nil {
@@ -270,7 +271,11 @@ func (c *Catalog) RenameTable(ctx context.Context, wh *Warehouse, from, to Ident
 	if err := c.checkOwned(ctx, wh, KindTable, from); err != nil {
 		return err
 	}
-	return c.rename(ctx, from, to, KindTable)
+	if err := c.rename(ctx, from, to, KindTable); err != nil {
+		return err
+	}
+	c.notifyRenamed(from, to)
+	return nil
 }
 
 // checkOwned loads id's pointer and checks that it belongs to wh

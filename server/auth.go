@@ -383,6 +383,18 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 			return nil, err
 		}
 		return one(auth.Read, auth.Table(id.Namespace, id.Name), nil)
+	case "/management/v1/publish/resume", "/management/v1/publish/sync":
+		// Publishing a table elsewhere (and taking a target's table
+		// over) is managing it, as running its maintenance is.
+		req, err := requestBody[PublishRequest](c)
+		if err != nil {
+			return nil, err
+		}
+		id, err := ParseTableName(req.Table)
+		if err != nil {
+			return nil, err
+		}
+		return one(auth.Manage, auth.Table(id.Namespace, id.Name), nil)
 	case "/management/v1/maintenance/run":
 		req, err := requestBody[RunMaintenanceRequest](c)
 		if err != nil {

@@ -90,6 +90,8 @@ var requestBodies = map[string]bodyDecoder{
 	"POST /management/v1/grants":                        known[auth.Grant],
 	"POST /management/v1/grants/revoke":                 known[auth.Grant],
 	"POST /management/v1/maintenance/run":               known[RunMaintenanceRequest],
+	"POST /management/v1/publish/resume":                known[PublishRequest],
+	"POST /management/v1/publish/sync":                  known[PublishRequest],
 }
 
 // routeOf is the request's route template with the REST prefix removed

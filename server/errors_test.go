@@ -38,6 +38,7 @@ import (
 	"github.com/tarnhq/tarn/internal/strictjson"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/offsets"
+	"github.com/tarnhq/tarn/publish"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/spec"
 	"github.com/tarnhq/tarn/storage"
@@ -196,6 +197,12 @@ func TestErrorMapping(t *testing.T) {
 		{"delta.ErrVersionExists", delta.ErrVersionExists, spec.ServerError},
 		{"delta.ErrDeleteFiles", delta.ErrDeleteFiles, spec.ServerError},
 		{"delta.ErrInvalidConfig", delta.ErrInvalidConfig, spec.ServerError},
+		// publish: a table stopped by a conflict is the catalog's 409; an
+		// unknown target a 404; a bad target config never reaches a
+		// request (refused at startup).
+		{"publish.ErrConflict", publish.ErrConflict, spec.CommitFailed},
+		{"publish.ErrNoSuchTarget", publish.ErrNoSuchTarget, spec.NotFound},
+		{"publish.ErrInvalidConfig", publish.ErrInvalidConfig, spec.ServerError},
 		// Precedence and errors from outside the module.
 		{"commit failed because the table was dropped", fmt.Errorf("%w: %w: db.t was dropped", catalog.ErrCommitFailed, catalog.ErrNoSuchTable), spec.NoSuchTable},
 		{"commit state unknown over a store error", fmt.Errorf("%w: %w", catalog.ErrCommitStateUnknown, errors.New("disk full")), spec.CommitStateUnknown},

@@ -18,8 +18,8 @@
 //   - namespaces.go, tables.go, views.go: REST handlers, each a thin call
 //     into package catalog
 //   - storage.go: vended credentials and the remote signing endpoint
-//   - topics.go, maintenance.go: the management API of ingest/topics and
-//     maintenance
+//   - topics.go, maintenance.go, formats.go, publish.go: the management
+//     API of ingest/topics, maintenance, the Delta output and publishing
 //   - params.go: path and query parameters, body limits
 //   - errors.go: error → ErrorModel: its class's exception, or an override's
 //   - metrics.go: request metrics
@@ -88,6 +88,9 @@ type Config struct {
 	// Formats serves /management/v1/tables/{table}/formats; nil answers
 	// 503 ("table formats not configured").
 	Formats FormatReporter
+	// Publish serves /management/v1/publish; nil answers 503
+	// ("publishing not configured").
+	Publish Publisher
 }
 
 // Server serves the catalog over HTTP.
@@ -148,6 +151,7 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	s.accessRoutes(e.Group("/management/v1"))
 	s.maintenanceRoutes(e.Group("/management/v1"))
 	s.formatsRoutes(e.Group("/management/v1"))
+	s.publishRoutes(e.Group("/management/v1"))
 	s.consoleRoutes(e)
 	s.ready.Store(true)
 	return s

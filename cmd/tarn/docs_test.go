@@ -87,7 +87,7 @@ func cmdPath(c *cobra.Command) string {
 
 // clientCommands share the management clients' persistent flags
 // (docs/configuration.md "Management clients").
-var clientCommands = []string{"topics", "maintenance", "formats", "principals", "roles", "grants"}
+var clientCommands = []string{"topics", "maintenance", "formats", "publish", "principals", "roles", "grants"}
 
 const clientsSection = "Management clients"
 

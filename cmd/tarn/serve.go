@@ -27,6 +27,7 @@ import (
 	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/publish"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/tabledefaults"
 )
@@ -61,7 +62,9 @@ type serveConfig struct {
 	maintenanceConcurrency int
 	// deltaCheckpointInterval: versions between Delta checkpoints.
 	deltaCheckpointInterval int
-	auth                    authConfig
+	// publish are the catalogs table pointers are pushed to.
+	publish publishList
+	auth    authConfig
 }
 
 func newServeCmd() *cobra.Command {
@@ -102,6 +105,7 @@ the environment, which wins over the file.`,
 	f.DurationVar(&cfg.maintenanceInterval, "maintenance-interval", maintenance.DefaultInterval, "time between maintenance passes over the tables (0: only on request)")
 	f.IntVar(&cfg.maintenanceConcurrency, "maintenance-concurrency", maintenance.DefaultConcurrency, "tables maintained at the same time")
 	f.IntVar(&cfg.deltaCheckpointInterval, "delta-checkpoint-interval", delta.DefaultCheckpointInterval, "Delta log versions between two checkpoints (a table's tarn.delta.checkpoint-interval wins)")
+	f.Var(&cfg.publish, "publish", `catalogs to publish tables to: a JSON (or YAML in the config file) list of {"name", "type": "glue", "namespaces", "drop", "region", "endpoint", "catalog-id", "role-arn"} (docs/publish.md)`)
 	cfg.auth.register(f)
 	return cmd
 }
@@ -195,9 +199,13 @@ func serve(ctx context.Context, cfg serveConfig) error {
 }
 
 // validateTableProperties checks the properties a create or commit sets
-// that Tarn's jobs read: maintenance's and the Delta output's.
+// that Tarn's jobs read: maintenance's, publishing's and the Delta
+// output's.
 func validateTableProperties(props iceberg.Properties) error {
 	if err := maintenance.ValidateProperties(props); err != nil {
+		return err
+	}
+	if err := publish.ValidateProperties(props); err != nil {
 		return err
 	}
 	return delta.ValidateProperties(props)
@@ -238,6 +246,7 @@ type catalogServer struct {
 	topics    *topics.Manager
 	maint     *maintenance.Scheduler
 	delta     *delta.Publisher
+	publish   *publish.Publisher
 	srv       *server.Server
 	l         net.Listener
 	// authMode and tls are logged at start.
@@ -304,13 +313,23 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		return nil, err
 	}
 	cat.AddCommitObserver(pub)
-	mgr, err := topics.New(topics.Deps{Catalog: cat, Warehouse: wh, Store: store, Brokers: ing.Brokers, Kafka: ing.Kafka,
+	// The catalog publisher too; it asks the topic manager, made next,
+	// which tables topics own (only from its workers, never on a
+	// commit's goroutine).
+	var mgr *topics.Manager
+	pubs, err := newPublisher(cfg, cat, store, log, func(id catalog.Ident) bool { _, _, ok := mgr.Owner(id); return ok })
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	cat.AddCommitObserver(pubs)
+	mgr, err = topics.New(topics.Deps{Catalog: cat, Warehouse: wh, Store: store, Brokers: ing.Brokers, Kafka: ing.Kafka,
 		Registry: ing.Registry, Logger: log, Metrics: prometheus.DefaultRegisterer, Budget: pipeline.NewBudget(cfg.ingestMemoryBytes)})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	c := &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, storeName: storeName(cfg.store), cat: cat, topics: mgr, delta: pub}
+	c := &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, storeName: storeName(cfg.store), cat: cat, topics: mgr, delta: pub, publish: pubs}
 	if err := mgr.Start(context.Background()); err != nil {
 		c.close()
 		return nil, err
@@ -332,9 +351,13 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		return nil, err
 	}
 	c.authMode = cfg.auth.modeName()
-	c.srv = server.New(cat, server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm,
+	scfg := server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm,
 		Maintenance: c.maint, Formats: pub, Auth: authSvc, PublicMetrics: cfg.auth.publicMetrics,
-		Metrics: prometheus.DefaultRegisterer, Gatherer: prometheus.DefaultGatherer})
+		Metrics: prometheus.DefaultRegisterer, Gatherer: prometheus.DefaultGatherer}
+	if pubs.Configured() {
+		scfg.Publish = pubs
+	}
+	c.srv = server.New(cat, scfg)
 	if c.l, err = net.Listen("tcp", cfg.listen); err != nil {
 		c.close()
 		return nil, err
@@ -345,6 +368,22 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	}
 	c.tls = cfg.auth.tlsCert != ""
 	return c, nil
+}
+
+// newPublisher builds the catalog publisher of cfg.publish (with no
+// targets it publishes nothing). Errors: a target's client cannot be
+// configured (the AWS configuration).
+func newPublisher(cfg serveConfig, cat *catalog.Catalog, store catalogStore, log *slog.Logger, owned func(catalog.Ident) bool) (*publish.Publisher, error) {
+	var targets []publish.Targeted
+	for _, tc := range cfg.publish.targets {
+		t, err := publish.NewTarget(context.Background(), tc)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, publish.Targeted{Config: tc, Target: t})
+	}
+	return publish.New(targets, publish.Deps{Tables: delta.CatalogTables(cat), Store: store, Owned: owned,
+		Logger: log, Metrics: prometheus.DefaultRegisterer})
 }
 
 // dataDirError names --data-dir as the user gave it (not only the derived
@@ -379,6 +418,14 @@ func (c *catalogServer) serve(ctx context.Context) error {
 	dctx, stopDelta := context.WithCancel(ctx)
 	deltaDone := make(chan struct{})
 	go func() { defer close(deltaDone); c.delta.Run(dctx) }()
+	pctx, stopPublish := context.WithCancel(ctx)
+	publishDone := make(chan struct{})
+	go func() {
+		defer close(publishDone)
+		if err := c.publish.Run(pctx); err != nil {
+			c.log.Error("publish: not started", "err", err)
+		}
+	}()
 	err := c.srv.Serve(ctx, c.l)
 	// Maintenance stops first: a job's commit in flight ends with its
 	// context (its files stay orphans), and ingest then commits last.
@@ -388,6 +435,8 @@ func (c *catalogServer) serve(ctx context.Context) error {
 	<-maintDone
 	stopDelta()
 	<-deltaDone
+	stopPublish()
+	<-publishDone
 	c.stopIngest()
 	c.log.Info("tarn stopped")
 	if errors.Is(err, context.Canceled) {

@@ -281,6 +281,16 @@ func TestConfigErrors(t *testing.T) {
 			want: `unknown key "s3.endpiont"`,
 		},
 		{
+			name: "bad publish target",
+			args: []string{"--config", write("pub.yaml", "publish:\n  - name: athena\n    type: glue\n    regoin: eu-west-1\n")},
+			want: `unknown field "regoin"`,
+		},
+		{
+			name: "publish target type not built",
+			env:  []string{`TARN_PUBLISH=[{"name":"dbx","type":"unity"}]`},
+			want: `type "unity" is not built yet`,
+		},
+		{
 			name: "unknown store",
 			env:  []string{"TARN_STORE=mysql://tarn:hush-hush@db/tarn"},
 			want: `--store must be "bolt" or a postgres://`,

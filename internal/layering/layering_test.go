@@ -52,8 +52,8 @@ var allowed = map[string][]string{
 		"ingest/jsonschema", "ingest/connect", "ingest/source", "ingest/sink", "ingest/upsert", "offsets", "tabledefaults"},
 	"ingest/topics": {"internal/errclass", "catalog", "internal/strictjson", "internal/recovery", "ingest/codec", "ingest/jsonrow", "ingest/pipeline", "ingest/source", "ingest/sink", "offsets"},
 	"delta":         {"internal/errclass", "catalog", "internal/strictjson"},
-	"publish/...":   {"internal/errclass", "catalog", "internal/strictjson", "delta"}, // planned
-	"server":        {"internal/errclass", "spec", "internal/strictjson", "internal/recovery", "auth", "storage", "catalog", "ingest/topics", "maintenance", "delta", "ui"},
+	"publish/...":   {"internal/errclass", "catalog", "internal/strictjson", "delta"},
+	"server":        {"internal/errclass", "spec", "internal/strictjson", "internal/recovery", "auth", "storage", "catalog", "ingest/topics", "maintenance", "delta", "publish/...", "ui"},
 	// ui serves the console over the services the API uses, never a
 	// store: server mounts it, so it cannot import server. It reads the
 	// offsets summary (offsets) and the dead letter table's name
