@@ -582,8 +582,11 @@ func (p *Publisher) Formats(ctx context.Context, id catalog.Ident) (Formats, err
 	}
 	t.smu.Lock()
 	defer t.smu.Unlock()
-	if !r.started {
-		// Not published by this process: describe the log as stored.
+	if !r.started || t.status.Location == "" {
+		// Not published by this process (or its runner has not finished
+		// a first publish yet, whose status would say so: the log may
+		// already reflect the head, written before a restart): describe
+		// the log as stored.
 		t.status.Enabled = Enabled(tbl.Properties())
 		if t.st.version >= 0 {
 			v := t.st.version
