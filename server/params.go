@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/ui"
 )
 
 // namespaceSeparator joins namespace levels in paths and in the `parent`
@@ -98,4 +99,34 @@ func nextToken(t string) *string {
 		return nil
 	}
 	return &t
+}
+
+// refuseCrossOrigin refuses, with 403 ForbiddenException, a request with
+// an unsafe method (POST, PUT, PATCH, DELETE) that a browser sent from
+// another origin: Go's http.CrossOriginProtection, which reads the
+// browser's Sec-Fetch-Site header, or compares Origin with Host when that
+// is missing. Clients that are not browsers send neither header and pass.
+//
+// Why: a page on any site that the user of a Tarn on localhost or the
+// intranet visits can send "simple" requests (a form or fetch with a
+// text/plain body, no preflight) to it; the body is decoded as JSON
+// whatever its Content-Type, and with --auth none nothing else stops
+// such a request from committing to a table or enabling a topic. Tarn
+// sends no CORS headers, so no page of another origin can use the API
+// legitimately anyway. The console under /ui runs its own check (the
+// same protection) to answer with a page rather than JSON.
+func refuseCrossOrigin() echo.MiddlewareFunc {
+	p := http.NewCrossOriginProtection()
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if strings.HasPrefix(r.URL.Path, ui.Prefix+"/") {
+				return next(c)
+			}
+			if err := p.Check(r); err != nil {
+				return fmt.Errorf("%w: refused a cross-origin %s from a browser (%v); Tarn's API takes no requests from other sites' pages", catalog.ErrForbidden, r.Method, err)
+			}
+			return next(c)
+		}
+	}
 }

@@ -134,10 +134,11 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.Pre(escapedPath)
-	// Recover a panic (500), bound the body (413), authenticate (401),
+	// Recover a panic (500), refuse a browser's cross-origin write (403),
+	// bound the body (413), authenticate (401),
 	// then decode the route's body once (400), then authorize on that
 	// decoded value (403), then the handler.
-	e.Use(middleware.RequestID(), s.accessLog, s.observe, s.recoverPanic, limitBody,
+	e.Use(middleware.RequestID(), s.accessLog, s.observe, s.recoverPanic, refuseCrossOrigin(), limitBody,
 		s.authenticate, s.decodeRequest, s.authorizeRequest)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
