@@ -57,6 +57,7 @@ type produceConfig struct {
 	subject     string
 	message     string
 	keyField    string
+	tombstone   bool
 	rate        int
 	count       int64
 }
@@ -75,14 +76,17 @@ byte, schema id, body) for Avro (.avsc), Protobuf (.proto) or JSON Schema
 Without one, values are plain JSON objects (a json topic, no registry).
 
 The key of each record is the value of --key-field (as text), none when
-unset. --rate paces the records (default: as fast as the broker takes
+unset. With --tombstone each input row becomes a tombstone instead: its
+key and a null value, which an upsert or debezium topic reads as a delete
+of that key (rpk's and kcat's -Z). --rate paces the records (default: as fast as the broker takes
 them); --count produces that many, starting the input over at its end.
 
 The Kafka and registry flags are those of tarn serve, and like them are
 read from TARN_* variables too (--kafka-brokers is TARN_KAFKA_BROKERS).`,
 		Example: `  tarn produce orders --schema-file orders.avsc --input orders.jsonl --key-field id
   tarn produce clicks --input clicks.csv --format json
-  tarn produce flights --schema-file flights.proto --input flights.parquet --rate 1000 --count 100000`,
+  tarn produce flights --schema-file flights.proto --input flights.parquet --rate 1000 --count 100000
+  echo '{"id": 7}' | tarn produce orders --key-field id --tombstone`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := applyEnv(cmd.Flags(), isKafkaFlag); err != nil {
@@ -101,6 +105,7 @@ read from TARN_* variables too (--kafka-brokers is TARN_KAFKA_BROKERS).`,
 	f.StringVar(&cfg.subject, "subject", "", "registry subject of the schema (default TOPIC-value)")
 	f.StringVar(&cfg.message, "message", "", "Protobuf: the message to produce, by name or full name (default the file's first)")
 	f.StringVar(&cfg.keyField, "key-field", "", "field whose value (as text) is the record key (default: no key)")
+	f.BoolVar(&cfg.tombstone, "tombstone", false, "produce each row as a tombstone: the --key-field key and a null value (deletes the key in an upsert table)")
 	f.IntVar(&cfg.rate, "rate", 0, "records per second (0: as fast as the broker takes them)")
 	f.Int64Var(&cfg.count, "count", 0, "records to produce, starting the input over at its end (0: the input once)")
 	cfg.kafka.registerBrokers(f, "Kafka seed brokers, host:port, comma-separated (required)")
@@ -156,6 +161,9 @@ func (c *produceConfig) validate() error {
 	default:
 		return fmt.Errorf("--format must be avro, protobuf, json-schema or json, got %q", c.format)
 	}
+	if c.tombstone && c.keyField == "" {
+		return errors.New("--tombstone needs --key-field: a tombstone deletes the record's key, so it must have one")
+	}
 	if c.message != "" && c.format != formatProtobuf {
 		return errors.New("--message is for --format protobuf")
 	}
@@ -206,6 +214,9 @@ func runProduce(ctx context.Context, topic string, cfg produceConfig, stdin io.R
 		if err != nil {
 			return nil, in.at(err)
 		}
+		if cfg.tombstone {
+			return &kgo.Record{Topic: topic, Key: key}, nil
+		}
 		value, err := enc.Encode(row)
 		if err != nil {
 			return nil, in.at(err)
@@ -214,6 +225,9 @@ func runProduce(ctx context.Context, topic string, cfg produceConfig, stdin io.R
 	}, &acked)
 	if err != nil {
 		return fmt.Errorf("produce to %s (%d records acknowledged): %w", topic, acked.Load(), err)
+	}
+	if cfg.tombstone {
+		registered = "tombstones: keys with null values"
 	}
 	fmt.Fprintf(stdout, "produced %d records to %s (%s)\n", acked.Load(), topic, registered)
 	return nil

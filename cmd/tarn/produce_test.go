@@ -264,6 +264,23 @@ func TestProduceJSON(t *testing.T) {
 	assert.ElementsMatch(t, []string{"/a", "1776"}, []string{string(recs[0].Key), string(recs[1].Key)})
 }
 
+// --tombstone produces each row's key with a null value (not an empty
+// one: a tombstone is a record whose value is null), which an upsert
+// topic reads as a delete; before it, `tarn produce` could not write one.
+func TestProduceTombstones(t *testing.T) {
+	e := newKafkaEnv(t)
+	out, err := runCLI(t, "{\"id\": 7}\n{\"id\": \"x-8\", \"other\": 1}\n", "produce", "orders", "--key-field", "id", "--tombstone", "--kafka-brokers", e.brokers)
+	require.NoError(t, err)
+	assert.Equal(t, "produced 2 records to orders (tombstones: keys with null values)\n", out)
+	recs := e.consume(t, "orders", 2)
+	var keys []string
+	for _, r := range recs {
+		keys = append(keys, string(r.Key))
+		assert.Nil(t, r.Value, "record %s: a tombstone's value is null", r.Key)
+	}
+	assert.ElementsMatch(t, []string{"7", "x-8"}, keys)
+}
+
 // Bad flags and inputs are refused with the flag or record named.
 func TestProduceErrors(t *testing.T) {
 	e := newKafkaEnv(t)
@@ -276,6 +293,7 @@ func TestProduceErrors(t *testing.T) {
 		{"", []string{"--schema-file", "x.txt"}, "give --format"},
 		{"", []string{"--input-format", "xml"}, "--input-format must be json, csv or parquet"},
 		{"", []string{"--format", "json", "--message", "M"}, "--message is for --format protobuf"},
+		{"", []string{"--tombstone"}, "--tombstone needs --key-field"},
 		{"{}\n", nil, "--kafka-brokers (or TARN_KAFKA_BROKERS) is required"},
 		{"{\"a\": 1}\n", []string{"--key-field", "id", "--kafka-brokers", e.brokers}, `--input -: record 1: no key field "id"`},
 		{"{\"a\": 1}\nnot json\n", []string{"--kafka-brokers", e.brokers}, "--input -: line 2: not JSON"},
