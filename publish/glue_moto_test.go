@@ -105,26 +105,7 @@ func TestGlueMoto(t *testing.T) {
 	}
 
 	// The reader: pyiceberg's GlueCatalog on moto and pyiceberg on Tarn.
-	t.Setenv("TARN_VENV", filepath.Join(os.Getenv("HOME"), ".cache", "tarn", "venv-glue"))
-	t.Setenv("TARN_REQUIREMENTS", testpython.Script("requirements-glue.txt"))
-	t.Setenv("TARN_VENV_PROBE", "import pyiceberg, boto3, pyarrow, pyiceberg.catalog.glue")
-	py := testpython.Python(t)
-	cmd := exec.Command(py, testpython.Script("read-glue.py"), ep, "air_eu.flights", srv.URL, "air.eu.Flights", "id")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "read-glue.py")
-	var read struct {
-		Glue, Tarn struct {
-			MetadataLocation string           `json:"metadata_location"`
-			Rows             []map[string]any `json:"rows"`
-		}
-	}
-	require.NoError(t, json.Unmarshal(out, &read), string(out))
-	require.Equal(t, current(id).MetadataLocation(), read.Glue.MetadataLocation)
-	require.Equal(t, read.Tarn.MetadataLocation, read.Glue.MetadataLocation)
-	require.Len(t, read.Glue.Rows, 30)
-	require.Equal(t, read.Tarn.Rows, read.Glue.Rows)
-	require.Equal(t, map[string]any{"id": 17.0, "origin": "O7"}, read.Glue.Rows[17])
+	readsSameRows(t, current(id).MetadataLocation(), "glue", ep, "air_eu.flights", srv.URL, "air.eu.Flights")
 
 	// Schema evolution reaches Glue's column list.
 	evolved := iceberg.NewSchema(1, append(flightsSchema.Fields(),
@@ -146,6 +127,35 @@ func TestGlueMoto(t *testing.T) {
 	require.Eventually(t, func() bool { return get("air_eu", "flights") == nil }, 20*time.Second, 20*time.Millisecond)
 	require.NoError(t, srv.Catalog.DropTable(ctx, srv.Warehouse, to, false))
 	require.Eventually(t, func() bool { return get("air", "flights2") == nil }, 20*time.Second, 20*time.Millisecond)
+}
+
+// readsSameRows reads the flights table Tarn published with
+// scripts/read-published.py kind target targetName (pyiceberg through the
+// target) and through Tarn at tarnURI, and checks that both see the
+// metadata file loc and the same 30 rows of flightsBatch(0, 30) in three
+// batches.
+func readsSameRows(t *testing.T, loc, kind, target, targetName, tarnURI, tarnName string) {
+	t.Helper()
+	t.Setenv("TARN_VENV", filepath.Join(os.Getenv("HOME"), ".cache", "tarn", "venv-glue"))
+	t.Setenv("TARN_REQUIREMENTS", testpython.Script("requirements-glue.txt"))
+	t.Setenv("TARN_VENV_PROBE", "import pyiceberg, boto3, pyarrow, pyiceberg.catalog.glue")
+	py := testpython.Python(t)
+	cmd := exec.Command(py, testpython.Script("read-published.py"), kind, target, targetName, tarnURI, tarnName, "id")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "read-published.py")
+	var read struct {
+		Target, Tarn struct {
+			MetadataLocation string           `json:"metadata_location"`
+			Rows             []map[string]any `json:"rows"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(out, &read), string(out))
+	require.Equal(t, loc, read.Target.MetadataLocation)
+	require.Equal(t, read.Tarn.MetadataLocation, read.Target.MetadataLocation)
+	require.Len(t, read.Target.Rows, 30)
+	require.Equal(t, read.Tarn.Rows, read.Target.Rows)
+	require.Equal(t, map[string]any{"id": 17.0, "origin": "O7"}, read.Target.Rows[17])
 }
 
 // flightsBatch is n rows id start.. with origin "O<id mod 10>".
