@@ -54,16 +54,7 @@ func TestGlueMoto(t *testing.T) {
 	require.NoError(t, srv.Catalog.CreateNamespace(ctx, id.Namespace, nil))
 
 	cfg := publish.TargetConfig{Name: "moto", Type: publish.TypeGlue, Endpoint: ep, Region: testmoto.Region}
-	target, err := publish.NewTarget(ctx, cfg)
-	require.NoError(t, err)
-	pub, err := publish.New([]publish.Targeted{{Config: cfg, Target: target}}, publish.Deps{
-		Tables: delta.CatalogTables(srv.Catalog), Store: srv.Store, Owned: func(catalog.Ident) bool { return true }})
-	require.NoError(t, err)
-	srv.Catalog.AddCommitObserver(pub)
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- pub.Run(rctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	pub := runPublisher(t, srv, cfg)
 
 	gc := glue.New(glue.Options{Region: testmoto.Region, BaseEndpoint: aws.String(ep),
 		Credentials: credentials.NewStaticCredentialsProvider(testmoto.AccessKeyID, testmoto.SecretAccessKey, "")})
@@ -90,7 +81,7 @@ func TestGlueMoto(t *testing.T) {
 		return got
 	}
 
-	_, err = srv.Catalog.CreateTable(ctx, srv.Warehouse, id.Namespace, spec.CreateTableRequest{Name: id.Name, Schema: flightsSchema})
+	_, err := srv.Catalog.CreateTable(ctx, srv.Warehouse, id.Namespace, spec.CreateTableRequest{Name: id.Name, Schema: flightsSchema})
 	require.NoError(t, err)
 	waitGlue("air_eu", "flights", current(id).MetadataLocation())
 	var prev string
@@ -127,6 +118,24 @@ func TestGlueMoto(t *testing.T) {
 	require.Eventually(t, func() bool { return get("air_eu", "flights") == nil }, 20*time.Second, 20*time.Millisecond)
 	require.NoError(t, srv.Catalog.DropTable(ctx, srv.Warehouse, to, false))
 	require.Eventually(t, func() bool { return get("air", "flights2") == nil }, 20*time.Second, 20*time.Millisecond)
+}
+
+// runPublisher runs a publisher of srv's tables (every one owned) to
+// the one target cfg, until the test ends.
+func runPublisher(t *testing.T, srv *testserver.Server, cfg publish.TargetConfig) *publish.Publisher {
+	t.Helper()
+	ctx := context.Background()
+	target, err := publish.NewTarget(ctx, cfg)
+	require.NoError(t, err)
+	pub, err := publish.New([]publish.Targeted{{Config: cfg, Target: target}}, publish.Deps{
+		Tables: delta.CatalogTables(srv.Catalog), Store: srv.Store, Owned: func(catalog.Ident) bool { return true }})
+	require.NoError(t, err)
+	srv.Catalog.AddCommitObserver(pub)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- pub.Run(rctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return pub
 }
 
 // readsSameRows reads the flights table Tarn published with

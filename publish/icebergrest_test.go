@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/delta"
 	"github.com/tarnhq/tarn/internal/testicebergrest"
 	"github.com/tarnhq/tarn/internal/testserver"
 	"github.com/tarnhq/tarn/publish"
@@ -41,16 +40,7 @@ func TestIcebergRESTFixture(t *testing.T) {
 
 	cfg := publish.TargetConfig{Name: "ref", Type: publish.TypeIcebergREST, URI: uri}
 	require.NoError(t, cfg.Validate())
-	target, err := publish.NewTarget(ctx, cfg)
-	require.NoError(t, err)
-	pub, err := publish.New([]publish.Targeted{{Config: cfg, Target: target}}, publish.Deps{
-		Tables: delta.CatalogTables(srv.Catalog), Store: srv.Store, Owned: func(catalog.Ident) bool { return true }})
-	require.NoError(t, err)
-	srv.Catalog.AddCommitObserver(pub)
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- pub.Run(rctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	pub := runPublisher(t, srv, cfg)
 
 	fixture, err := rest.NewCatalog(ctx, "fixture", uri)
 	require.NoError(t, err)
