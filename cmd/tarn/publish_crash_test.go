@@ -149,10 +149,21 @@ func TestServeKilledMidPublishConverges(t *testing.T) {
 		require.Eventually(t, func() bool { return targetLocation() == location() }, 30*time.Second, 100*time.Millisecond,
 			"%s: the target points at %q, Tarn's head is %s\n%s", when, targetLocation(), location(), p.Stderr())
 		var st publish.Status
+		var mu sync.Mutex // the condition runs on a goroutine of its own
 		require.Eventually(t, func() bool {
-			require.NoError(t, json.Unmarshal([]byte(runPublish(t, p.URL, "status", "-o", "json")), &st))
-			return len(st.Targets) == 1 && len(st.Targets[0].Tables) == 1 && st.Targets[0].Tables[0].State == publish.StatePublished
-		}, 30*time.Second, 100*time.Millisecond, "%s: status %+v", when, st)
+			rsp, err := http.Get(p.URL + "/management/v1/publish")
+			if err != nil {
+				return false
+			}
+			defer rsp.Body.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			st = publish.Status{}
+			return json.NewDecoder(rsp.Body).Decode(&st) == nil && len(st.Targets) == 1 && len(st.Targets[0].Tables) == 1 &&
+				st.Targets[0].Tables[0].State == publish.StatePublished
+		}, 30*time.Second, 100*time.Millisecond, "%s: never published\n%s", when, p.Stderr())
+		mu.Lock()
+		defer mu.Unlock()
 		s := st.Targets[0].Tables[0]
 		require.Equal(t, location(), s.MetadataLocation, when)
 		require.Empty(t, s.Error, when)
