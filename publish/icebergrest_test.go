@@ -20,7 +20,7 @@ import (
 	"github.com/tarnhq/tarn/spec"
 )
 
-// TestIcebergRESTFixture publishes to Apache Iceberg's Java REST catalog
+// TestE2EIcebergRESTTarget publishes to Apache Iceberg's Java REST catalog
 // (scripts/iceberg-rest-fixture.sh): a table in a nested namespace is
 // registered there on its first commit (the namespace levels created),
 // and after each append the target's metadata-location is Tarn's current
@@ -30,7 +30,7 @@ import (
 // 5-minute pass; a foreign change in the target stops the table with
 // nothing dropped, until resume; a rename moves the target's table and a
 // drop removes it.
-func TestIcebergRESTFixture(t *testing.T) {
+func TestE2EIcebergRESTTarget(t *testing.T) {
 	uri, _ := testicebergrest.Start(t)
 	ctx := context.Background()
 	srv := testserver.Start(t)

@@ -93,7 +93,7 @@ func (p *registerTrap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// TestServeKilledMidPublishConverges: `tarn serve` publishing to Apache
+// TestE2EServeKilledMidPublishConverges: `tarn serve` publishing to Apache
 // Iceberg's REST catalog is killed (SIGKILL) in the middle of moving the
 // target's pointer, at both dangerous points in turn — after the drop of
 // the old entry before the register (the target has no table), and after
@@ -101,7 +101,7 @@ func (p *registerTrap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // made before each kill. After each restart the target converges to
 // Tarn's head with no conflict and no error: no publish is lost, and
 // Tarn's own unrecorded write is not taken for a foreign change.
-func TestServeKilledMidPublishConverges(t *testing.T) {
+func TestE2EServeKilledMidPublishConverges(t *testing.T) {
 	uri, _ := testicebergrest.Start(t)
 	trap := &registerTrap{target: uri}
 	proxy := httptest.NewServer(trap)
