@@ -10,7 +10,7 @@ import (
 
 // CommitObserver is told of every change to a table's metadata that the
 // catalog committed: a create, a commit (REST or an in-process writer's
-// through TableIO), a transaction. Formats and catalogs that follow the
+// through TableIO), a transaction, a registerTable (also an overwrite). Formats and catalogs that follow the
 // Iceberg commit (DESIGN.md "Formats and catalogs fan out after the
 // commit": the Delta log) learn of commits this way, after the pointer
 // swap.

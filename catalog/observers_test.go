@@ -138,3 +138,42 @@ func TestObserverSeesDropAndRename(t *testing.T) {
 	defer m.mu.Unlock()
 	require.Equal(t, []string{"rename ns.t ns.u", "drop ns.u"}, m.events)
 }
+
+// TestCommitObserverSeesRegisteredTable pins a missed notice: RegisterTable
+// (and its overwrite) swapped the pointer without telling any observer, so
+// a table brought in by registerTable reached the publish targets and the
+// Delta log only at the next pass over all tables (up to 5 minutes
+// later), and an overwrite's new pointer likewise. A registered table is a
+// table: the observer is told, with the registered metadata.
+func TestCommitObserverSeesRegisteredTable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cat, wh := newTestCatalog(t)
+	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"ns"}, nil))
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "v", Type: iceberg.PrimitiveTypes.Int64})
+	first, err := cat.CreateTable(ctx, wh, catalog.Namespace{"ns"}, spec.CreateTableRequest{Name: "src", Schema: sc,
+		Properties: map[string]string{"k": "one"}})
+	require.NoError(t, err)
+	second, err := cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "src"},
+		Updates: []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"k": "two"})}})
+	require.NoError(t, err)
+	// Its files may belong to one table only: drop it, keeping them.
+	require.NoError(t, cat.DropTable(ctx, wh, catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "src"}, false))
+
+	m := &moves{}
+	cat.AddCommitObserver(m)
+	_, err = cat.RegisterTable(ctx, wh, catalog.Namespace{"ns"}, spec.RegisterTableRequest{Name: "reg", MetadataLocation: first.MetadataLocation})
+	require.NoError(t, err)
+	_, err = cat.RegisterTable(ctx, wh, catalog.Namespace{"ns"}, spec.RegisterTableRequest{Name: "reg", MetadataLocation: second.MetadataLocation, Overwrite: true})
+	require.NoError(t, err)
+	// A refused register (the name is taken, no overwrite) tells nobody.
+	_, err = cat.RegisterTable(ctx, wh, catalog.Namespace{"ns"}, spec.RegisterTableRequest{Name: "reg", MetadataLocation: first.MetadataLocation})
+	require.ErrorIs(t, err, catalog.ErrTableAlreadyExists)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	require.Len(t, m.props, 2)
+	require.Equal(t, "one", m.props[0]["k"])
+	require.Equal(t, "two", m.props[1]["k"])
+	require.Empty(t, m.events)
+}

@@ -345,6 +345,10 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh *Warehouse, ns Namespace
 		return nil, err
 	}
 	c.metrics.commits.Inc()
+	// A registered table is a table: the formats and catalogs that follow
+	// commits (the Delta log, the publish targets) learn of it now, not
+	// at their next pass over all tables.
+	c.notifyCommitted(id, md)
 	return &Loaded{Ident: id, MetadataLocation: req.MetadataLocation, MetadataJSON: js, Version: change.ExpectedVersion + 1, Locations: locs}, nil
 }
 

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,10 +19,11 @@ import (
 const (
 	// TypeGlue is the AWS Glue Data Catalog (glue.go).
 	TypeGlue = "glue"
-	// TypeIcebergREST and TypeUnity are planned (docs/publish.md,
-	// roadmap); a target of either type is refused at startup.
+	// TypeIcebergREST is another Iceberg REST catalog (icebergrest.go).
 	TypeIcebergREST = "iceberg-rest"
-	TypeUnity       = "unity"
+	// TypeUnity is planned (docs/publish.md, roadmap); a target of this
+	// type is refused at startup.
+	TypeUnity = "unity"
 )
 
 // Drop modes of a target: what happens to the target's table when Tarn's
@@ -49,7 +51,7 @@ type TargetConfig struct {
 	// Name names the target in status, metrics and the table property
 	// tarn.publish.<name>: letters, digits, '-' and '_'.
 	Name string `json:"name"`
-	// Type is TypeGlue (TypeIcebergREST and TypeUnity are planned).
+	// Type is TypeGlue or TypeIcebergREST (TypeUnity is planned).
 	Type string `json:"type"`
 	// Namespaces the target covers: every table in them and in the
 	// namespaces below them ("sales" covers sales.eu.orders); a level
@@ -70,6 +72,17 @@ type TargetConfig struct {
 	CatalogID   string `json:"catalog-id,omitempty"`
 	RoleARN     string `json:"role-arn,omitempty"`
 	STSEndpoint string `json:"sts-endpoint,omitempty"`
+
+	// Iceberg REST: URI is the catalog's base URI (required; the client
+	// adds /v1/...); Credential is OAuth2 client credentials
+	// "client_id:client_secret" exchanged at the catalog's token endpoint
+	// (POST /v1/oauth/tokens), with Scope (e.g. Polaris's
+	// PRINCIPAL_ROLE:ALL); Warehouse is sent to GET /v1/config, which
+	// answers the prefix.
+	URI        string `json:"uri,omitempty"`
+	Credential string `json:"credential,omitempty"`
+	Warehouse  string `json:"warehouse,omitempty"`
+	Scope      string `json:"scope,omitempty"`
 }
 
 // targetName is what a target may be called: it appears in a table
@@ -105,12 +118,24 @@ func (t TargetConfig) Validate() error {
 	if !targetName.MatchString(t.Name) {
 		return fmt.Errorf("%w: name %q: want 1 to 63 letters, digits, '-' or '_', starting with a letter or digit", ErrInvalidConfig, t.Name)
 	}
+	glueKeys := t.Region != "" || t.Endpoint != "" || t.CatalogID != "" || t.RoleARN != "" || t.STSEndpoint != ""
+	restKeys := t.URI != "" || t.Credential != "" || t.Warehouse != "" || t.Scope != ""
 	switch t.Type {
 	case TypeGlue:
-	case TypeIcebergREST, TypeUnity:
-		return fmt.Errorf("%w: target %s: type %q is not built yet (docs/publish.md, roadmap); today only %q", ErrInvalidConfig, t.Name, t.Type, TypeGlue)
+		if restKeys {
+			return fmt.Errorf("%w: target %s: uri, credential, warehouse and scope are keys of type %q", ErrInvalidConfig, t.Name, TypeIcebergREST)
+		}
+	case TypeIcebergREST:
+		if glueKeys {
+			return fmt.Errorf("%w: target %s: region, endpoint, catalog-id, role-arn and sts-endpoint are keys of type %q", ErrInvalidConfig, t.Name, TypeGlue)
+		}
+		if u, err := url.Parse(t.URI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%w: target %s: uri %q: want the catalog's http(s) base URI", ErrInvalidConfig, t.Name, t.URI)
+		}
+	case TypeUnity:
+		return fmt.Errorf("%w: target %s: type %q is not built yet (docs/publish.md, roadmap); today %q or %q", ErrInvalidConfig, t.Name, t.Type, TypeGlue, TypeIcebergREST)
 	default:
-		return fmt.Errorf("%w: target %s: unknown type %q (want %q)", ErrInvalidConfig, t.Name, t.Type, TypeGlue)
+		return fmt.Errorf("%w: target %s: unknown type %q (want %q or %q)", ErrInvalidConfig, t.Name, t.Type, TypeGlue, TypeIcebergREST)
 	}
 	if t.Drop != "" && t.Drop != DropRemove && t.Drop != DropKeep {
 		return fmt.Errorf("%w: target %s: drop %q: want %q or %q", ErrInvalidConfig, t.Name, t.Drop, DropRemove, DropKeep)

@@ -195,16 +195,6 @@ func check(remote string, id catalog.Ident, tbl *table.Table, cur *types.Table, 
 	return conflictf("the Glue table %s exists and does not point at a metadata file of %s (metadata_location %s)", remote, id, m)
 }
 
-// history lists tbl's metadata files, oldest first: the metadata log
-// and the current file.
-func history(tbl *table.Table) []string {
-	var out []string
-	for e := range tbl.Metadata().PreviousFiles() {
-		out = append(out, e.MetadataFile)
-	}
-	return append(out, tbl.MetadataLocation())
-}
-
 // tableInput is the Glue table of tbl: prev is the metadata file Glue
 // pointed at before (empty on create); params are the Glue table's
 // parameters, kept but for the Iceberg ones.

@@ -54,16 +54,7 @@ func TestGlueMoto(t *testing.T) {
 	require.NoError(t, srv.Catalog.CreateNamespace(ctx, id.Namespace, nil))
 
 	cfg := publish.TargetConfig{Name: "moto", Type: publish.TypeGlue, Endpoint: ep, Region: testmoto.Region}
-	target, err := publish.NewTarget(ctx, cfg)
-	require.NoError(t, err)
-	pub, err := publish.New([]publish.Targeted{{Config: cfg, Target: target}}, publish.Deps{
-		Tables: delta.CatalogTables(srv.Catalog), Store: srv.Store, Owned: func(catalog.Ident) bool { return true }})
-	require.NoError(t, err)
-	srv.Catalog.AddCommitObserver(pub)
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- pub.Run(rctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	pub := runPublisher(t, srv, cfg)
 
 	gc := glue.New(glue.Options{Region: testmoto.Region, BaseEndpoint: aws.String(ep),
 		Credentials: credentials.NewStaticCredentialsProvider(testmoto.AccessKeyID, testmoto.SecretAccessKey, "")})
@@ -90,7 +81,7 @@ func TestGlueMoto(t *testing.T) {
 		return got
 	}
 
-	_, err = srv.Catalog.CreateTable(ctx, srv.Warehouse, id.Namespace, spec.CreateTableRequest{Name: id.Name, Schema: flightsSchema})
+	_, err := srv.Catalog.CreateTable(ctx, srv.Warehouse, id.Namespace, spec.CreateTableRequest{Name: id.Name, Schema: flightsSchema})
 	require.NoError(t, err)
 	waitGlue("air_eu", "flights", current(id).MetadataLocation())
 	var prev string
@@ -105,26 +96,7 @@ func TestGlueMoto(t *testing.T) {
 	}
 
 	// The reader: pyiceberg's GlueCatalog on moto and pyiceberg on Tarn.
-	t.Setenv("TARN_VENV", filepath.Join(os.Getenv("HOME"), ".cache", "tarn", "venv-glue"))
-	t.Setenv("TARN_REQUIREMENTS", testpython.Script("requirements-glue.txt"))
-	t.Setenv("TARN_VENV_PROBE", "import pyiceberg, boto3, pyarrow, pyiceberg.catalog.glue")
-	py := testpython.Python(t)
-	cmd := exec.Command(py, testpython.Script("read-glue.py"), ep, "air_eu.flights", srv.URL, "air.eu.Flights", "id")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "read-glue.py")
-	var read struct {
-		Glue, Tarn struct {
-			MetadataLocation string           `json:"metadata_location"`
-			Rows             []map[string]any `json:"rows"`
-		}
-	}
-	require.NoError(t, json.Unmarshal(out, &read), string(out))
-	require.Equal(t, current(id).MetadataLocation(), read.Glue.MetadataLocation)
-	require.Equal(t, read.Tarn.MetadataLocation, read.Glue.MetadataLocation)
-	require.Len(t, read.Glue.Rows, 30)
-	require.Equal(t, read.Tarn.Rows, read.Glue.Rows)
-	require.Equal(t, map[string]any{"id": 17.0, "origin": "O7"}, read.Glue.Rows[17])
+	readsSameRows(t, current(id).MetadataLocation(), "glue", ep, "air_eu.flights", srv.URL, "air.eu.Flights")
 
 	// Schema evolution reaches Glue's column list.
 	evolved := iceberg.NewSchema(1, append(flightsSchema.Fields(),
@@ -146,6 +118,53 @@ func TestGlueMoto(t *testing.T) {
 	require.Eventually(t, func() bool { return get("air_eu", "flights") == nil }, 20*time.Second, 20*time.Millisecond)
 	require.NoError(t, srv.Catalog.DropTable(ctx, srv.Warehouse, to, false))
 	require.Eventually(t, func() bool { return get("air", "flights2") == nil }, 20*time.Second, 20*time.Millisecond)
+}
+
+// runPublisher runs a publisher of srv's tables (every one owned) to
+// the one target cfg, until the test ends.
+func runPublisher(t *testing.T, srv *testserver.Server, cfg publish.TargetConfig) *publish.Publisher {
+	t.Helper()
+	ctx := context.Background()
+	target, err := publish.NewTarget(ctx, cfg)
+	require.NoError(t, err)
+	pub, err := publish.New([]publish.Targeted{{Config: cfg, Target: target}}, publish.Deps{
+		Tables: delta.CatalogTables(srv.Catalog), Store: srv.Store, Owned: func(catalog.Ident) bool { return true }})
+	require.NoError(t, err)
+	srv.Catalog.AddCommitObserver(pub)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- pub.Run(rctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return pub
+}
+
+// readsSameRows reads the flights table Tarn published with
+// scripts/read-published.py kind target targetName (pyiceberg through the
+// target) and through Tarn at tarnURI, and checks that both see the
+// metadata file loc and the same 30 rows of flightsBatch(0, 30) in three
+// batches.
+func readsSameRows(t *testing.T, loc, kind, target, targetName, tarnURI, tarnName string) {
+	t.Helper()
+	t.Setenv("TARN_VENV", filepath.Join(os.Getenv("HOME"), ".cache", "tarn", "venv-glue"))
+	t.Setenv("TARN_REQUIREMENTS", testpython.Script("requirements-glue.txt"))
+	t.Setenv("TARN_VENV_PROBE", "import pyiceberg, boto3, pyarrow, pyiceberg.catalog.glue")
+	py := testpython.Python(t)
+	cmd := exec.Command(py, testpython.Script("read-published.py"), kind, target, targetName, tarnURI, tarnName, "id")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "read-published.py")
+	var read struct {
+		Target, Tarn struct {
+			MetadataLocation string           `json:"metadata_location"`
+			Rows             []map[string]any `json:"rows"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(out, &read), string(out))
+	require.Equal(t, loc, read.Target.MetadataLocation)
+	require.Equal(t, read.Tarn.MetadataLocation, read.Target.MetadataLocation)
+	require.Len(t, read.Target.Rows, 30)
+	require.Equal(t, read.Tarn.Rows, read.Target.Rows)
+	require.Equal(t, map[string]any{"id": 17.0, "origin": "O7"}, read.Target.Rows[17])
 }
 
 // flightsBatch is n rows id start.. with origin "O<id mod 10>".

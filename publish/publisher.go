@@ -19,9 +19,8 @@ import (
 // Defaults of the publisher.
 const (
 	// DefaultResyncInterval between passes over every table and record,
-	// which find what no commit notice reported: a table created by
-	// registerTable, a property changed while Tarn was down, a drop
-	// missed by a crash. The same interval as the Delta publisher's.
+	// which find what no commit notice reported: a commit or property
+	// change made while Tarn was down, a drop missed by a crash. The same interval as the Delta publisher's.
 	DefaultResyncInterval = 5 * time.Minute
 	// minBackoff and maxBackoff bound the retry delay of a table whose
 	// publish failed: 1 s doubling to a minute, jittered, as the Delta

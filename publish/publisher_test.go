@@ -514,15 +514,23 @@ func TestParseTargets(t *testing.T) {
 	got, err := publish.ParseTargets(`[{"name":"athena","type":"glue","region":"eu-west-1","namespaces":["sales"],"drop":"keep","role-arn":"arn:aws:iam::1:role/r"}]`)
 	require.NoError(t, err)
 	require.Equal(t, []publish.TargetConfig{{Name: "athena", Type: "glue", Region: "eu-west-1", Namespaces: []string{"sales"}, Drop: "keep", RoleARN: "arn:aws:iam::1:role/r"}}, got)
+	got, err = publish.ParseTargets(`[{"name":"polaris","type":"iceberg-rest","uri":"https://polaris.example/api/catalog","credential":"id:secret","warehouse":"lake","scope":"PRINCIPAL_ROLE:ALL"}]`)
+	require.NoError(t, err)
+	require.Equal(t, []publish.TargetConfig{{Name: "polaris", Type: "iceberg-rest", URI: "https://polaris.example/api/catalog",
+		Credential: "id:secret", Warehouse: "lake", Scope: "PRINCIPAL_ROLE:ALL"}}, got)
 	for name, raw := range map[string]string{
-		"unknown key":  `[{"name":"a","type":"glue","regoin":"x"}]`,
-		"no name":      `[{"type":"glue"}]`,
-		"bad name":     `[{"name":"a.b","type":"glue"}]`,
-		"twice":        `[{"name":"a","type":"glue"},{"name":"a","type":"glue"}]`,
-		"unknown type": `[{"name":"a","type":"hive"}]`,
-		"planned type": `[{"name":"a","type":"unity"}]`,
-		"bad drop":     `[{"name":"a","type":"glue","drop":"purge"}]`,
-		"not a list":   `{"name":"a","type":"glue"}`,
+		"unknown key":      `[{"name":"a","type":"glue","regoin":"x"}]`,
+		"no name":          `[{"type":"glue"}]`,
+		"bad name":         `[{"name":"a.b","type":"glue"}]`,
+		"twice":            `[{"name":"a","type":"glue"},{"name":"a","type":"glue"}]`,
+		"unknown type":     `[{"name":"a","type":"hive"}]`,
+		"planned type":     `[{"name":"a","type":"unity"}]`,
+		"bad drop":         `[{"name":"a","type":"glue","drop":"purge"}]`,
+		"rest no uri":      `[{"name":"a","type":"iceberg-rest"}]`,
+		"rest bad uri":     `[{"name":"a","type":"iceberg-rest","uri":"polaris:8181"}]`,
+		"glue key on rest": `[{"name":"a","type":"iceberg-rest","uri":"http://h","region":"x"}]`,
+		"rest key on glue": `[{"name":"a","type":"glue","uri":"http://h"}]`,
+		"not a list":       `{"name":"a","type":"glue"}`,
 	} {
 		_, err := publish.ParseTargets(raw)
 		require.ErrorIs(t, err, publish.ErrInvalidConfig, name)

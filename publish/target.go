@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -23,7 +24,7 @@ var (
 )
 
 // Target is one catalog Tarn pushes table pointers into (one file per
-// type: glue.go). A Target is used by one goroutine at a time.
+// type: glue.go, icebergrest.go). A Target is used by one goroutine at a time.
 type Target interface {
 	// Name is the target's name of table id (glue: "database.table").
 	// An error wrapping ErrConflict says the table cannot be published
@@ -50,6 +51,8 @@ func NewTarget(ctx context.Context, cfg TargetConfig) (Target, error) {
 	switch cfg.Type {
 	case TypeGlue:
 		return NewGlue(ctx, cfg)
+	case TypeIcebergREST:
+		return NewIcebergREST(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: target %s: type %q is not built", ErrInvalidConfig, cfg.Name, cfg.Type)
 }
@@ -57,4 +60,39 @@ func NewTarget(ctx context.Context, cfg TargetConfig) (Target, error) {
 // conflictf returns an ErrConflict with a reason.
 func conflictf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrConflict}, args...)...)
+}
+
+// checkPointer decides whether a target's table remote, which points at
+// metadata file cur, may be moved to tbl's current file: nil when it is
+// the one Tarn last wrote (last), or a newer metadata file of this table
+// (Tarn's write whose record a crash lost), or when the operator chose to
+// take it over (last.TakeOver); otherwise an ErrConflict saying what
+// differs. Without a record under remote, any of tbl's metadata files is
+// Tarn's (a create whose record was lost).
+func checkPointer(remote string, id catalog.Ident, tbl *table.Table, cur string, last Record) error {
+	if last.TakeOver {
+		return nil
+	}
+	hist := history(tbl)
+	at := slices.Index(hist, cur)
+	if last.Remote == remote && last.MetadataLocation != "" {
+		if cur == last.MetadataLocation || (at >= 0 && at > slices.Index(hist, last.MetadataLocation)) {
+			return nil
+		}
+		return conflictf("the target's table %s was changed outside Tarn: it points at %s, Tarn published %s", remote, cur, last.MetadataLocation)
+	}
+	if at >= 0 {
+		return nil
+	}
+	return conflictf("the target's table %s exists and does not point at a metadata file of %s (it points at %s)", remote, id, cur)
+}
+
+// history lists tbl's metadata files, oldest first: the metadata log
+// and the current file.
+func history(tbl *table.Table) []string {
+	var out []string
+	for e := range tbl.Metadata().PreviousFiles() {
+		out = append(out, e.MetadataFile)
+	}
+	return append(out, tbl.MetadataLocation())
 }

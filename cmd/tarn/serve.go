@@ -105,7 +105,7 @@ the environment, which wins over the file.`,
 	f.DurationVar(&cfg.maintenanceInterval, "maintenance-interval", maintenance.DefaultInterval, "time between maintenance passes over the tables (0: only on request)")
 	f.IntVar(&cfg.maintenanceConcurrency, "maintenance-concurrency", maintenance.DefaultConcurrency, "tables maintained at the same time")
 	f.IntVar(&cfg.deltaCheckpointInterval, "delta-checkpoint-interval", delta.DefaultCheckpointInterval, "Delta log versions between two checkpoints (a table's tarn.delta.checkpoint-interval wins)")
-	f.Var(&cfg.publish, "publish", `catalogs to publish tables to: a JSON (or YAML in the config file) list of {"name", "type": "glue", "namespaces", "drop", "region", "endpoint", "catalog-id", "role-arn"} (docs/publish.md)`)
+	f.Var(&cfg.publish, "publish", `catalogs to publish tables to: a JSON (or YAML in the config file) list of {"name", "type": "glue" or "iceberg-rest", "namespaces", "drop", and glue's "region", "endpoint", "catalog-id", "role-arn" or iceberg-rest's "uri", "credential", "warehouse", "scope"} (docs/publish.md)`)
 	cfg.auth.register(f)
 	return cmd
 }
