@@ -91,14 +91,14 @@ func (h *harness) ingest(batches, n int) {
 }
 
 // logDir is the _delta_log directory of the harness's table (its Delta
-// root is <location>/_delta).
+// root is the data directory, <location>/data).
 func (h *harness) logDir() string {
 	h.t.Helper()
 	tbl, err := h.tio.LoadTable(h.ctx, table.Identifier{"air", "flights"})
 	require.NoError(h.t, err)
 	u, err := url.Parse(tbl.Location())
 	require.NoError(h.t, err)
-	return filepath.Join(u.Path, delta.RootDir, "_delta_log")
+	return filepath.Join(u.Path, "data", "_delta_log")
 }
 
 // head returns main's head snapshot.
@@ -171,11 +171,12 @@ func readLog(t testing.TB, dir string) []version {
 }
 
 // resolve turns an add or remove path of the log in dir into the URI
-// of the file it names, as a reader does: "../data/x" is relative to the
-// Delta root, dir's parent, so the file lies in the table location.
+// of the file it names, as a reader does: "x.parquet" is relative to the
+// Delta root, dir's parent, the Iceberg data directory.
 func resolve(t testing.TB, dir, p string) string {
 	t.Helper()
-	require.True(t, strings.HasPrefix(p, "../"), "a file of the table location is named relative to the Delta root: %s", p)
+	require.False(t, strings.Contains(p, ":") || strings.HasPrefix(p, "/") || strings.Contains(p, ".."),
+		"a file of the data directory is named relative to the Delta root, without \"..\": %s", p)
 	rel, err := url.PathUnescape(p)
 	require.NoError(t, err)
 	return "file://" + filepath.Join(filepath.Dir(dir), rel)
@@ -399,7 +400,7 @@ func TestKeepFiles(t *testing.T) {
 	tbl, err := h.tio.LoadTable(h.ctx, table.Identifier{"air", "flights"})
 	require.NoError(t, err)
 	loc := strings.TrimSuffix(tbl.Location(), "/")
-	require.True(t, keep(loc+"/_delta/_delta_log/00000000000000000000.json"))
+	require.True(t, keep(loc+"/data/_delta_log/00000000000000000000.json"))
 	require.False(t, keep(loc+"/data/not-in-any-version.parquet"))
 	require.False(t, keep(tbl.MetadataLocation()), "Iceberg's own files follow Iceberg's rules")
 }

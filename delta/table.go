@@ -65,9 +65,8 @@ func newTableLog(id catalog.Ident) *tableLog {
 // open (re)opens the log for tbl's location and replays it when not
 // loaded; mu held.
 func (t *tableLog) open(ctx context.Context, tbl *table.Table, fsys icebergio.IO) error {
-	loc := tbl.Location()
-	if t.store == nil || t.location != loc {
-		root := tableRoot(loc)
+	loc, root := tbl.Location(), deltaRoot(tbl)
+	if t.store == nil || t.location != loc || t.root != root {
 		s, err := openLogStore(fsys, root+"/"+logDir)
 		if err != nil {
 			return err
@@ -201,17 +200,24 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 	}
 
 	ts := max(now().UnixMilli(), st.timestampMs+1)
+	// Files are matched by the data file they name, not by the spelling
+	// of their path: a log rooted elsewhere before (deltaRoot) names
+	// them differently.
 	want := map[fileKey]liveFile{}
 	for p, f := range files {
-		want[fileKey{deltaPath(t.location, p), ""}] = f
+		want[fileKey{deltaPath(t.root, p), ""}] = f
+	}
+	have := map[string]bool{}
+	for k := range st.files {
+		have[icebergPath(t.root, k.path)] = true
 	}
 	var adds, removes []Action
 	dataAdds, rewrite := 0, false
 	for _, k := range sortedFileKeys(want) {
-		if _, ok := st.files[k]; ok {
+		f := want[k]
+		if have[f.df.FilePath()] {
 			continue
 		}
-		f := want[k]
 		stats, err := statsJSON(f.df, ms.leaves)
 		if err != nil {
 			return commitResult{}, err
@@ -239,7 +245,7 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 		}
 	}
 	for _, k := range sortedFileKeys(st.files) {
-		if _, ok := want[k]; ok {
+		if _, ok := files[icebergPath(t.root, k.path)]; ok {
 			continue
 		}
 		a := st.files[k]
@@ -279,7 +285,7 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 	next.version, next.timestampMs = v, ts
 	t.st = next
 	for _, r := range removes {
-		delete(t.footers, icebergPath(t.location, r.Remove.Path))
+		delete(t.footers, icebergPath(t.root, r.Remove.Path))
 	}
 	return commitResult{version: v}, nil
 }
