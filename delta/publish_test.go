@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
@@ -278,34 +276,6 @@ func TestPublishRestartWritesNoVersionTwice(t *testing.T) {
 	require.Len(t, vs, 4)
 	for i := 1; i < len(vs); i++ {
 		require.Greater(t, vs[i].txnVersion, vs[i-1].txnVersion, "each version reflects a newer snapshot")
-	}
-	require.Equal(t, h.dataFiles(h.head()), liveFiles(vs))
-}
-
-// TestPublishConcurrentWritersNoDuplicate: two publishers (two processes
-// that both think they publish the table) race on every commit; the
-// put-if-absent commit file lets one win each version, the loser replays
-// and finds the head published, so the log has no gap, no version
-// written twice and no two versions for one snapshot.
-func TestPublishConcurrentWritersNoDuplicate(t *testing.T) {
-	h := newHarness(t, map[string]string{delta.PropEnabled: "true"})
-	other, err := delta.New(delta.Config{}, delta.Deps{Tables: delta.CatalogTables(h.cat)})
-	require.NoError(t, err)
-	for range 8 {
-		h.ingest(1, 3)
-		var wg sync.WaitGroup
-		for _, p := range []*delta.Publisher{h.pub, other} {
-			wg.Go(func() {
-				_, err := p.Publish(h.ctx, tableIdent)
-				assert.NoError(t, err)
-			})
-		}
-		wg.Wait()
-	}
-	vs := readLog(t, h.logDir())
-	require.Len(t, vs, 8, "one version per snapshot")
-	for i := 1; i < len(vs); i++ {
-		require.Greater(t, vs[i].txnVersion, vs[i-1].txnVersion)
 	}
 	require.Equal(t, h.dataFiles(h.head()), liveFiles(vs))
 }
