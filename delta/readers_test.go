@@ -58,6 +58,74 @@ func readDelta(t *testing.T, root string, versions ...string) map[string]readerV
 // Iceberg data directory and adds are relative to it without "..".
 func TestDeltaReaders(t *testing.T) {
 	testenv.E2E(t, "delta-rs and DuckDB's delta extension (the venv of scripts/requirements-delta.txt)")
+	root := readersTable(t)
+	all, first := readersWant()
+	got := readDelta(t, root, "0")
+	for _, r := range []string{"deltars", "pyarrow", "duckdb"} {
+		g := got[r]
+		require.Empty(t, g.Error, r)
+		require.Equal(t, readerView{Rows: 25, Sum: 300, Values: all}, readerView{Rows: g.Rows, Duplicates: g.Duplicates, Sum: g.Sum, Values: g.Values}, r)
+	}
+	require.Equal(t, map[string]int64{"0": int64(len(first))}, got["deltars"].Versions)
+	require.Equal(t, map[string]int64{"0": int64(len(first))}, got["pyarrow"].Versions)
+}
+
+// TestDeltaSpark reads the same table as TestDeltaReaders with Spark 4.0
+// and Delta Lake's own connector (delta-spark 4.0, jars from Maven
+// Central through scripts/setup-spark-delta.sh): the rows and values at
+// the latest version, version 0 by time travel, and DESCRIBE HISTORY's
+// operations (CREATE TABLE, then WRITE: version 1 adds rows).
+func TestDeltaSpark(t *testing.T) {
+	testenv.E2E(t, "Spark with delta-spark (scripts/setup-spark-delta.sh: conformance/spark's venv, jars from Maven Central)")
+	testenv.NeedTools(t, "Spark", "java")
+	root := readersTable(t)
+	all, first := readersWant()
+	setup := exec.Command(testpython.Script("setup-spark-delta.sh"))
+	setup.Stderr = os.Stderr
+	out, err := setup.Output()
+	require.NoError(t, err, "scripts/setup-spark-delta.sh")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.GreaterOrEqual(t, len(lines), 2, "%s", out)
+	py, jars := lines[len(lines)-2], lines[len(lines)-1]
+
+	cmd := exec.Command(py, testpython.Script("read-delta-spark.py"), root, "distance")
+	cmd.Env = append(os.Environ(), "TARN_DELTA_SPARK_JARS="+jars, "READ_DELTA_VALUES=1", "READ_DELTA_VERSIONS=0",
+		"SPARK_LOCAL_IP=127.0.0.1", "PYSPARK_PYTHON="+py, "PYSPARK_DRIVER_PYTHON="+py)
+	out, err = cmd.Output()
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		t.Fatalf("read-delta-spark.py: %v\n%s", err, ee.Stderr)
+	}
+	require.NoError(t, err)
+	t.Logf("read-delta-spark.py: %s", out)
+	var got struct {
+		readerView
+		Version    int64    `json:"version"`
+		History    int      `json:"history"`
+		Operations []string `json:"operations"`
+	}
+	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	require.Equal(t, readerView{Rows: 25, Sum: 300, Values: all, Versions: map[string]int64{"0": int64(len(first))}}, got.readerView)
+	require.EqualValues(t, 1, got.Version)
+	require.Equal(t, []string{"CREATE TABLE", "WRITE"}, got.Operations, "version 1 adds rows (in the compacted file)")
+}
+
+// readersWant is the distances of readersTable: 0..24 at the latest
+// version, 0..14 at version 0.
+func readersWant() (all, first []int64) {
+	for d := range int64(25) {
+		all = append(all, d)
+		if d < 15 {
+			first = append(first, d)
+		}
+	}
+	return all, first
+}
+
+// readersTable makes the table the reader tests read and returns its
+// Delta root: version 0 holds three files of five rows (distances
+// 0..14), version 1 the Iceberg head after two more and a compaction of
+// all five into one (the five removed, the compacted file added).
+func readersTable(t *testing.T) string {
 	h := newHarness(t, map[string]string{delta.PropEnabled: "true", maintenance.CompactMinFilesProperty: "2"})
 	h.ingest(3, 5) // offsets and distances 0..14
 	st, err := h.pub.Publish(h.ctx, tableIdent)
@@ -74,19 +142,5 @@ func TestDeltaReaders(t *testing.T) {
 	vs := readLog(t, h.logDir())
 	require.NotEmpty(t, vs[1].removes, "the compaction removed files in version 1")
 
-	var all, first []int64
-	for d := range int64(25) {
-		all = append(all, d)
-		if d < 15 {
-			first = append(first, d)
-		}
-	}
-	got := readDelta(t, st.Location, "0")
-	for _, r := range []string{"deltars", "pyarrow", "duckdb"} {
-		g := got[r]
-		require.Empty(t, g.Error, r)
-		require.Equal(t, readerView{Rows: 25, Sum: 300, Values: all}, readerView{Rows: g.Rows, Duplicates: g.Duplicates, Sum: g.Sum, Values: g.Values}, r)
-	}
-	require.Equal(t, map[string]int64{"0": int64(len(first))}, got["deltars"].Versions)
-	require.Equal(t, map[string]int64{"0": int64(len(first))}, got["pyarrow"].Versions)
+	return st.Location
 }

@@ -211,6 +211,16 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 	for k := range st.files {
 		have[icebergPath(t.root, k.path)] = true
 	}
+	// A version changes no data (dataChange false, PROTOCOL.md "Add
+	// File and Remove File") only when every snapshot it coalesces is a
+	// rewrite: a compaction of files no version named yet carries rows
+	// new to the Delta table, which a streaming reader must see.
+	onlyReplace := true
+	for _, s := range ancestorsSince(md, head, txn.Version) {
+		if s.Summary == nil || s.Summary.Operation != table.OpReplace {
+			onlyReplace = false
+		}
+	}
 	var adds, removes []Action
 	dataAdds, rewrite := 0, false
 	for _, k := range sortedFileKeys(want) {
@@ -223,7 +233,7 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 			return commitResult{}, err
 		}
 		change := true
-		if s := md.SnapshotByID(f.addedBy); s != nil && s.Summary != nil && s.Summary.Operation == table.OpReplace {
+		if s := md.SnapshotByID(f.addedBy); onlyReplace && s != nil && s.Summary != nil && s.Summary.Operation == table.OpReplace {
 			change = false
 		}
 		if change {
@@ -237,12 +247,6 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 		}
 		adds = append(adds, Action{Add: &Add{Path: k.path, PartitionValues: map[string]string{}, Size: f.df.FileSizeBytes(),
 			ModificationTime: addTime, DataChange: change, Stats: stats}})
-	}
-	onlyReplace := true
-	for _, s := range ancestorsSince(md, head, txn.Version) {
-		if s.Summary == nil || s.Summary.Operation != table.OpReplace {
-			onlyReplace = false
-		}
 	}
 	for _, k := range sortedFileKeys(st.files) {
 		if _, ok := files[icebergPath(t.root, k.path)]; ok {
