@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/delta"
@@ -143,4 +144,43 @@ func readersTable(t *testing.T) string {
 	require.NotEmpty(t, vs[1].removes, "the compaction removed files in version 1")
 
 	return st.Location
+}
+
+// TestDeltaTimeTravelAfterExpiry: the Delta log's retention follows
+// Iceberg's snapshot retention. After a compaction and an Iceberg expiry
+// that removed every snapshot but the head, Iceberg no longer needs the
+// compacted-away files, yet version 0 of the log still names them:
+// KeepFiles keeps them from the expiry's deletes, so delta-rs (both
+// paths) still time-travels to version 0 and reads its rows.
+func TestDeltaTimeTravelAfterExpiry(t *testing.T) {
+	testenv.E2E(t, "delta-rs and DuckDB's delta extension (the venv of scripts/requirements-delta.txt)")
+	h := newHarness(t, map[string]string{delta.PropEnabled: "true", maintenance.CompactMinFilesProperty: "2",
+		"history.expire.max-snapshot-age-ms": "1", "history.expire.min-snapshots-to-keep": "1"})
+	h.ingest(4, 5) // distances 0..19
+	_, err := h.pub.Publish(h.ctx, tableIdent)
+	require.NoError(t, err)
+	sched, err := maintenance.New(maintenance.Config{Disabled: true}, maintenance.Deps{Catalog: h.cat, Keep: h.pub.KeepFiles})
+	require.NoError(t, err)
+	_, err = sched.RunJobs(h.ctx, tableIdent, []string{maintenance.JobCompact})
+	require.NoError(t, err)
+	st, err := h.pub.Publish(h.ctx, tableIdent)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, *st.Version)
+	_, err = sched.RunJobs(h.ctx, tableIdent, []string{maintenance.JobExpire})
+	require.NoError(t, err)
+	tbl, err := h.tio.LoadTable(h.ctx, table.Identifier{"air", "flights"})
+	require.NoError(t, err)
+	require.Len(t, tbl.Metadata().Snapshots(), 1, "expiry removed the older snapshots")
+
+	var all []int64
+	for d := range int64(20) {
+		all = append(all, d)
+	}
+	got := readDelta(t, st.Location, "0")
+	for _, r := range []string{"deltars", "pyarrow"} {
+		g := got[r]
+		require.Empty(t, g.Error, r)
+		require.Equal(t, readerView{Rows: 20, Sum: 190, Values: all, Versions: map[string]int64{"0": 20}},
+			readerView{Rows: g.Rows, Sum: g.Sum, Values: g.Values, Versions: g.Versions}, r)
+	}
 }
