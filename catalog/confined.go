@@ -119,6 +119,12 @@ type confinedIO struct {
 	log   *slog.Logger
 }
 
+// Unwrap returns the warehouse's IO c wraps: for writes c has no
+// method for, such as the Delta log's put-if-absent commit files
+// (package delta, on object stores gocloud's IfNotExist), which lie
+// inside the table's directories and are no metadata files.
+func (c *confinedIO) Unwrap() icebergio.IO { return c.IO }
+
 // checkRead refuses name, when reads are confined, outside dirs.
 func (c *confinedIO) checkRead(name string) error {
 	if c.reads && !c.inside(name) {

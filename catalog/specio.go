@@ -88,6 +88,11 @@ func (l localSpecIO) ReadFile(name string) ([]byte, error) {
 
 type blobSpecIO struct{ *blobfs.FileIO }
 
+// Unwrap returns the gocloud FileIO b serves through, for the writes
+// only it can do (package delta's put-if-absent log files, gocloud's
+// IfNotExist).
+func (b *blobSpecIO) Unwrap() icebergio.IO { return b.FileIO }
+
 func (b *blobSpecIO) Open(name string) (icebergio.File, error) {
 	return openSpec(b.FileIO.Open, name)
 }

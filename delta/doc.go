@@ -26,8 +26,8 @@
 //
 // A Delta version reflects exactly one Iceberg snapshot of main: its
 // add actions name that snapshot's live data files (relative to the
-// Delta root <location>/_delta, which holds only _delta_log: see
-// RootDir), its
+// Delta root, the Iceberg data directory <location>/data, which holds
+// _delta_log beside the data files: see deltaRoot), its
 // metaData holds the snapshot's schema in column mapping mode id with
 // the Iceberg field ids (schema.go, names.go), and its txn action
 // (appId = the Iceberg table uuid, version = the snapshot's sequence

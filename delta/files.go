@@ -11,41 +11,49 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// RootDir is the Delta table's directory inside the Iceberg table's
-// location: <location>/_delta, its log in <location>/_delta/_delta_log.
+// The Delta table root is the Iceberg table's data directory (iceberg-go's
+// location provider: write.data.path, else <location>/data), its log in
+// <root>/_delta_log, and the add actions name the data files relative to
+// it ("00000-0-....parquet", "k=v/....parquet"; a file outside the data
+// directory, say a client's add_files, by its absolute URI).
 //
-// The Delta table root holds nothing but the log. Its add actions name
-// the Iceberg table's data files relative to the root ("../data/...";
-// PROTOCOL.md "Add File and Remove File": a path is a URI relative to
-// the table root, or absolute), so a Delta VACUUM, which only ever
-// deletes unreferenced files it lists under the table root, finds
-// nothing of Iceberg's to delete: neither metadata nor data files — not
-// even those a Delta version does not name yet (a commit not published
-// yet, an older Iceberg snapshot's files, a batch being written).
+// Why the data directory, found by reading Tarn's output with each
+// reader: delta-rs's pyarrow path (DeltaTable.to_pyarrow_table,
+// to_pyarrow_dataset, to_pandas) opens every add path through a file
+// system rooted at the Delta root, so it reads only relative paths
+// without "..": "../data/x" becomes "<root>/%2E%2E/data/x" and an
+// absolute URI is joined onto the root (delta-io/delta-rs#865). DuckDB's
+// delta extension (1.4) likewise joins a file:// URI onto the root.
+// Relative paths under the root are read by all of them and by Spark.
+// Rooting the Delta table at the table location instead would put
+// Iceberg's metadata/ under it, which a Delta VACUUM deletes as
+// unreferenced; under the data directory a VACUUM can reach data files
+// only (see docs/delta.md "File safety").
 //
-// Relative rather than absolute paths because readers handle them
-// better: DuckDB's delta extension (1.4) and delta-rs's pyarrow dataset
-// join an absolute add path onto the root (delta-io/delta-rs#865), while
-// delta-rs's own scan and DuckDB resolve "../". A file outside the table
-// location (a client's add_files) gets its absolute URI.
-//
-// The leading underscore hides the directory from Iceberg's own
-// orphan-file scans (Java's DeleteOrphanFiles skips hidden paths);
-// Tarn's orphan removal keeps it explicitly (KeepFiles).
-const RootDir = "_delta"
-
-// tableRoot is the Delta table root of an Iceberg table location.
-func tableRoot(location string) string { return strings.TrimSuffix(location, "/") + "/" + RootDir }
+// A log that was started elsewhere (PropLocation names a root inside
+// the table location, like <location>/_delta of earlier releases) stays
+// where it is: its readers are configured with that root, and paths
+// already written keep resolving against it (icebergPath).
+func deltaRoot(tbl *table.Table) string {
+	loc := strings.TrimSuffix(tbl.Location(), "/")
+	props := tbl.Properties()
+	if r := strings.TrimSuffix(props[PropLocation], "/"); r != "" && strings.HasPrefix(r, loc+"/") {
+		return r
+	}
+	if d := strings.TrimSuffix(props[table.WriteDataPathKey], "/"); d != "" {
+		return d
+	}
+	return loc + "/data"
+}
 
 // deltaPath is the add/remove path of an Iceberg data file: relative to
-// the Delta root when the file lies in the table location, else the
-// file's absolute URI; either URI-escaped segment by segment
-// (PROTOCOL.md: the path "is a URI ..., which needs to be decoded to get
+// the Delta root when the file lies under it, else the file's absolute
+// URI; either URI-escaped segment by segment (PROTOCOL.md "Add File and
+// Remove File": the path "is a URI ..., which needs to be decoded to get
 // the data file path").
-func deltaPath(location, file string) string {
-	loc := strings.TrimSuffix(location, "/") + "/"
-	if rel, ok := strings.CutPrefix(file, loc); ok {
-		return "../" + escapePath(rel)
+func deltaPath(root, file string) string {
+	if rel, ok := strings.CutPrefix(file, root+"/"); ok {
+		return escapePath(rel)
 	}
 	u, err := url.Parse(file)
 	if err != nil || u.Scheme == "" {
@@ -55,17 +63,26 @@ func deltaPath(location, file string) string {
 }
 
 // icebergPath is deltaPath's inverse: the data file a path names, as
-// the Iceberg manifests spell it. Another relative path (another
-// writer's) is resolved against the Delta root of location.
-func icebergPath(location, p string) string {
-	loc := strings.TrimSuffix(location, "/")
-	if rel, ok := strings.CutPrefix(p, "../"); ok {
-		return loc + "/" + unescapePath(rel)
+// the Iceberg manifests spell it. A relative path (also another
+// writer's, or "../data/x" of a log rooted at <location>/_delta) is
+// resolved against root as a URI reference (RFC 3986 section 5.2).
+func icebergPath(root, p string) string {
+	ref, err := url.Parse(p)
+	if err != nil {
+		return root + "/" + path.Clean(unescapePath(p))
 	}
-	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
-		return u.Scheme + "://" + u.Host + unescapePath(u.EscapedPath())
+	if ref.Scheme != "" {
+		return ref.Scheme + "://" + ref.Host + unescapePath(ref.EscapedPath())
 	}
-	return tableRoot(location) + "/" + path.Clean(unescapePath(p))
+	base, err := url.Parse(root + "/")
+	if err != nil {
+		return root + "/" + path.Clean(unescapePath(p))
+	}
+	u := base.ResolveReference(ref)
+	if u.Scheme == "" {
+		return unescapePath(u.EscapedPath())
+	}
+	return u.Scheme + "://" + u.Host + unescapePath(u.EscapedPath())
 }
 
 func escapePath(p string) string {

@@ -59,3 +59,30 @@ func TestCompactionAndExpiry(t *testing.T) {
 		require.FileExists(t, u.Path, "a file the Delta log's version 0 names is kept")
 	}
 }
+
+// TestCoalescedCompactionChangesData pins a failure: new rows committed
+// and then compacted before the next publish reached the Delta log as a
+// version whose add (the compacted file) said dataChange false and whose
+// operation was OPTIMIZE, so a Delta streaming reader, which skips
+// dataChange=false files, never saw those rows. A version that coalesces
+// an append with a compaction changes data: its adds and removes say
+// dataChange true.
+func TestCoalescedCompactionChangesData(t *testing.T) {
+	h := newHarness(t, map[string]string{delta.PropEnabled: "true", maintenance.CompactMinFilesProperty: "2"})
+	h.ingest(3, 5)
+	_, err := h.pub.Publish(h.ctx, tableIdent)
+	require.NoError(t, err)
+	h.ingest(2, 5)
+	sched, err := maintenance.New(maintenance.Config{Disabled: true}, maintenance.Deps{Catalog: h.cat, Keep: h.pub.KeepFiles})
+	require.NoError(t, err)
+	_, err = sched.RunJobs(h.ctx, tableIdent, []string{maintenance.JobCompact})
+	require.NoError(t, err)
+	require.Equal(t, table.OpReplace, h.head().Summary.Operation)
+	_, err = h.pub.Publish(h.ctx, tableIdent)
+	require.NoError(t, err)
+
+	b, err := os.ReadFile(h.logDir() + "/00000000000000000001.json")
+	require.NoError(t, err)
+	require.NotContains(t, string(b), `"dataChange":false`, "the version adds rows no version had: %s", b)
+	require.NotContains(t, string(b), `"operation":"OPTIMIZE"`)
+}

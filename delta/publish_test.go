@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
@@ -91,14 +89,14 @@ func (h *harness) ingest(batches, n int) {
 }
 
 // logDir is the _delta_log directory of the harness's table (its Delta
-// root is <location>/_delta).
+// root is the data directory, <location>/data).
 func (h *harness) logDir() string {
 	h.t.Helper()
 	tbl, err := h.tio.LoadTable(h.ctx, table.Identifier{"air", "flights"})
 	require.NoError(h.t, err)
 	u, err := url.Parse(tbl.Location())
 	require.NoError(h.t, err)
-	return filepath.Join(u.Path, delta.RootDir, "_delta_log")
+	return filepath.Join(u.Path, "data", "_delta_log")
 }
 
 // head returns main's head snapshot.
@@ -171,11 +169,12 @@ func readLog(t testing.TB, dir string) []version {
 }
 
 // resolve turns an add or remove path of the log in dir into the URI
-// of the file it names, as a reader does: "../data/x" is relative to the
-// Delta root, dir's parent, so the file lies in the table location.
+// of the file it names, as a reader does: "x.parquet" is relative to the
+// Delta root, dir's parent, the Iceberg data directory.
 func resolve(t testing.TB, dir, p string) string {
 	t.Helper()
-	require.True(t, strings.HasPrefix(p, "../"), "a file of the table location is named relative to the Delta root: %s", p)
+	require.False(t, strings.Contains(p, ":") || strings.HasPrefix(p, "/") || strings.Contains(p, ".."),
+		"a file of the data directory is named relative to the Delta root, without \"..\": %s", p)
 	rel, err := url.PathUnescape(p)
 	require.NoError(t, err)
 	return "file://" + filepath.Join(filepath.Dir(dir), rel)
@@ -281,34 +280,6 @@ func TestPublishRestartWritesNoVersionTwice(t *testing.T) {
 	require.Equal(t, h.dataFiles(h.head()), liveFiles(vs))
 }
 
-// TestPublishConcurrentWritersNoDuplicate: two publishers (two processes
-// that both think they publish the table) race on every commit; the
-// put-if-absent commit file lets one win each version, the loser replays
-// and finds the head published, so the log has no gap, no version
-// written twice and no two versions for one snapshot.
-func TestPublishConcurrentWritersNoDuplicate(t *testing.T) {
-	h := newHarness(t, map[string]string{delta.PropEnabled: "true"})
-	other, err := delta.New(delta.Config{}, delta.Deps{Tables: delta.CatalogTables(h.cat)})
-	require.NoError(t, err)
-	for range 8 {
-		h.ingest(1, 3)
-		var wg sync.WaitGroup
-		for _, p := range []*delta.Publisher{h.pub, other} {
-			wg.Go(func() {
-				_, err := p.Publish(h.ctx, tableIdent)
-				assert.NoError(t, err)
-			})
-		}
-		wg.Wait()
-	}
-	vs := readLog(t, h.logDir())
-	require.Len(t, vs, 8, "one version per snapshot")
-	for i := 1; i < len(vs); i++ {
-		require.Greater(t, vs[i].txnVersion, vs[i-1].txnVersion)
-	}
-	require.Equal(t, h.dataFiles(h.head()), liveFiles(vs))
-}
-
 // TestCheckpointEveryInterval: with tarn.delta.checkpoint-interval 3 a
 // checkpoint is written at versions 3 and 6 with _last_checkpoint naming
 // the newest; a restarted publisher whose log has lost the JSON commits
@@ -399,7 +370,7 @@ func TestKeepFiles(t *testing.T) {
 	tbl, err := h.tio.LoadTable(h.ctx, table.Identifier{"air", "flights"})
 	require.NoError(t, err)
 	loc := strings.TrimSuffix(tbl.Location(), "/")
-	require.True(t, keep(loc+"/_delta/_delta_log/00000000000000000000.json"))
+	require.True(t, keep(loc+"/data/_delta_log/00000000000000000000.json"))
 	require.False(t, keep(loc+"/data/not-in-any-version.parquet"))
 	require.False(t, keep(tbl.MetadataLocation()), "Iceberg's own files follow Iceberg's rules")
 }

@@ -28,8 +28,10 @@ const (
 	// table, like the maintenance settings). "false" or absent stops
 	// publishing; the log stays readable at its last version.
 	PropEnabled = catalog.PropDeltaEnabled
-	// PropLocation is the Delta table's root URI (<location>/_delta),
-	// set by Tarn when it first publishes; read-only to clients.
+	// PropLocation is the Delta table's root URI: the Iceberg data
+	// directory (<location>/data, or write.data.path), the log in
+	// <root>/_delta_log. Set by Tarn when it first publishes; read-only
+	// to clients.
 	PropLocation = catalog.PropDeltaLocation
 	// PropCheckpointInterval: a checkpoint every this many versions
 	// (default Config.CheckpointInterval).
@@ -603,7 +605,7 @@ func (p *Publisher) Formats(ctx context.Context, id catalog.Ident) (Formats, err
 }
 
 // KeepFiles returns what maintenance must not delete of table id for
-// the Delta log's sake: every file under the Delta root (the log
+// the Delta log's sake: every file under <root>/_delta_log (the log
 // itself; Iceberg's metadata does not name it, so orphan removal would
 // take it for an orphan) and every data file a retained Delta version
 // names (the live files of the newest version and the tombstones the
@@ -628,12 +630,12 @@ func (p *Publisher) KeepFiles(ctx context.Context, id catalog.Ident) (func(path 
 	}
 	keep := map[string]bool{}
 	for _, a := range t.st.files {
-		keep[icebergPath(t.location, a.Path)] = true
+		keep[icebergPath(t.root, a.Path)] = true
 	}
 	for _, r := range t.st.tombstones {
-		keep[icebergPath(t.location, r.Path)] = true
+		keep[icebergPath(t.root, r.Path)] = true
 	}
-	prefix := t.root + "/"
+	prefix := t.root + "/" + logDir + "/"
 	return func(path string) bool { return keep[path] || strings.HasPrefix(path, prefix) }, nil
 }
 

@@ -65,9 +65,8 @@ func newTableLog(id catalog.Ident) *tableLog {
 // open (re)opens the log for tbl's location and replays it when not
 // loaded; mu held.
 func (t *tableLog) open(ctx context.Context, tbl *table.Table, fsys icebergio.IO) error {
-	loc := tbl.Location()
-	if t.store == nil || t.location != loc {
-		root := tableRoot(loc)
+	loc, root := tbl.Location(), deltaRoot(tbl)
+	if t.store == nil || t.location != loc || t.root != root {
 		s, err := openLogStore(fsys, root+"/"+logDir)
 		if err != nil {
 			return err
@@ -201,23 +200,40 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 	}
 
 	ts := max(now().UnixMilli(), st.timestampMs+1)
+	// Files are matched by the data file they name, not by the spelling
+	// of their path: a log rooted elsewhere before (deltaRoot) names
+	// them differently.
 	want := map[fileKey]liveFile{}
 	for p, f := range files {
-		want[fileKey{deltaPath(t.location, p), ""}] = f
+		want[fileKey{deltaPath(t.root, p), ""}] = f
+	}
+	have := map[string]bool{}
+	for k := range st.files {
+		have[icebergPath(t.root, k.path)] = true
+	}
+	// A version changes no data (dataChange false, PROTOCOL.md "Add
+	// File and Remove File") only when every snapshot it coalesces is a
+	// rewrite: a compaction of files no version named yet carries rows
+	// new to the Delta table, which a streaming reader must see.
+	onlyReplace := true
+	for _, s := range ancestorsSince(md, head, txn.Version) {
+		if s.Summary == nil || s.Summary.Operation != table.OpReplace {
+			onlyReplace = false
+		}
 	}
 	var adds, removes []Action
 	dataAdds, rewrite := 0, false
 	for _, k := range sortedFileKeys(want) {
-		if _, ok := st.files[k]; ok {
+		f := want[k]
+		if have[f.df.FilePath()] {
 			continue
 		}
-		f := want[k]
 		stats, err := statsJSON(f.df, ms.leaves)
 		if err != nil {
 			return commitResult{}, err
 		}
 		change := true
-		if s := md.SnapshotByID(f.addedBy); s != nil && s.Summary != nil && s.Summary.Operation == table.OpReplace {
+		if s := md.SnapshotByID(f.addedBy); onlyReplace && s != nil && s.Summary != nil && s.Summary.Operation == table.OpReplace {
 			change = false
 		}
 		if change {
@@ -232,14 +248,8 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 		adds = append(adds, Action{Add: &Add{Path: k.path, PartitionValues: map[string]string{}, Size: f.df.FileSizeBytes(),
 			ModificationTime: addTime, DataChange: change, Stats: stats}})
 	}
-	onlyReplace := true
-	for _, s := range ancestorsSince(md, head, txn.Version) {
-		if s.Summary == nil || s.Summary.Operation != table.OpReplace {
-			onlyReplace = false
-		}
-	}
 	for _, k := range sortedFileKeys(st.files) {
-		if _, ok := want[k]; ok {
+		if _, ok := files[icebergPath(t.root, k.path)]; ok {
 			continue
 		}
 		a := st.files[k]
@@ -279,7 +289,7 @@ func (t *tableLog) commitHead(ctx context.Context, tbl *table.Table, fsys iceber
 	next.version, next.timestampMs = v, ts
 	t.st = next
 	for _, r := range removes {
-		delete(t.footers, icebergPath(t.location, r.Remove.Path))
+		delete(t.footers, icebergPath(t.root, r.Remove.Path))
 	}
 	return commitResult{version: v}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -58,7 +59,7 @@ func TestTableFormats(t *testing.T) {
 	require.True(t, f.Delta.Enabled)
 	require.NotNil(t, f.Delta.Version)
 	require.EqualValues(t, 0, *f.Delta.Version)
-	require.Contains(t, f.Delta.Location, "/_delta")
+	require.True(t, strings.HasSuffix(f.Delta.Location, "/data"), f.Delta.Location)
 	require.Nil(t, f.Iceberg.SnapshotID, "an empty table has no snapshot")
 	require.Nil(t, f.Delta.SnapshotID)
 

@@ -22,6 +22,7 @@ import (
 	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/internal/testenv"
 	"github.com/tarnhq/tarn/internal/testkafka"
+	"github.com/tarnhq/tarn/internal/testpython"
 )
 
 const (
@@ -61,7 +62,7 @@ const (
 func TestE2EDeltaOutput(t *testing.T) {
 	testenv.E2E(t, "a real Kafka broker and schema registry (internal/testkafka)")
 	rows, want := sampleFlights(t, ingestRows)
-	python := setupDeltaPython(t)
+	python := testpython.DeltaPython(t)
 
 	// The services first: their first start on a machine fetches and
 	// builds their jars (minutes), which the test's deadline must not count.
@@ -139,7 +140,10 @@ func TestE2EDeltaOutput(t *testing.T) {
 			History     int              `json:"history"`
 			Versions    map[string]int64 `json:"versions"`
 		} `json:"deltars"`
-		DuckDB map[string]int64 `json:"duckdb"`
+		DuckDB  map[string]int64 `json:"duckdb"`
+		PyArrow struct {
+			Error string `json:"error"`
+		} `json:"pyarrow"`
 	}
 	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
 	t.Logf("read-delta.py: %s", out)
@@ -147,6 +151,11 @@ func TestE2EDeltaOutput(t *testing.T) {
 	assert.Equal(t, []int64{want.Rows, 0, want.SumDelay, want.SumDistance}, []int64{d.Rows, d.Duplicates, d.SumDelay, d.SumDistance}, "delta-rs (DataFusion): rows, duplicates, sum(delay), sum(distance)")
 	assert.Equal(t, map[string]int64{"rows": want.Rows, "duplicates": 0, "sum_delay": want.SumDelay, "sum_distance": want.SumDistance}, got.DuckDB, "DuckDB delta_scan")
 	assert.EqualValues(t, versions-1, d.Version)
+	// delta-rs's pyarrow path refuses any table with the reader feature
+	// columnMapping (deltalake/table.py, to_pyarrow_dataset), which a
+	// timestamp_ntz column brings (reader 3); the delta package's
+	// TestDeltaReaders reads a reader-2 table through it.
+	assert.Contains(t, got.PyArrow.Error, "columnMapping", "delta-rs to_pyarrow_table")
 	assert.Equal(t, []int{3, 7}, d.Protocol, "the flights date is a timestamp without zone: table features columnMapping and timestampNtz")
 	assert.Equal(t, versions, d.History, "DeltaTable.history lists every version")
 	commits := deltaCommitSnapshots(t, logDir)
@@ -158,31 +167,11 @@ func TestE2EDeltaOutput(t *testing.T) {
 	}
 }
 
-// setupDeltaPython returns the python of the Delta readers' venv
-// (scripts/setup-python.sh with scripts/requirements-delta.txt, cached in
-// $HOME/.cache/tarn/venv-delta).
-func setupDeltaPython(t *testing.T) string {
-	t.Helper()
-	home, err := os.UserHomeDir()
-	require.NoError(t, err)
-	req, err := filepath.Abs(filepath.Join("..", "..", "scripts", "requirements-delta.txt"))
-	require.NoError(t, err)
-	cmd := exec.Command(filepath.Join("..", "..", "scripts", "setup-python.sh"))
-	cmd.Env = append(os.Environ(), "TARN_VENV="+filepath.Join(home, ".cache", "tarn", "venv-delta"), "TARN_REQUIREMENTS="+req,
-		`TARN_VENV_PROBE=import deltalake, pyarrow, duckdb, duckdb_ext, os, glob
-assert glob.glob(os.path.join(duckdb_ext.get_extension_dir(), "v" + duckdb.__version__, "*", "delta.duckdb_extension"))`)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "scripts/setup-python.sh (Delta readers)")
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return filepath.Join(lines[len(lines)-1], "bin", "python")
-}
-
 // deltaLogDir is the _delta_log of air.flights in a data dir ("" before
 // the table exists).
 func deltaLogDir(t *testing.T, dataDir string) string {
 	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(dataDir, "warehouse", ingestNamespace, ingestName+"*", "_delta", "_delta_log"))
+	dirs, err := filepath.Glob(filepath.Join(dataDir, "warehouse", ingestNamespace, ingestName+"*", "data", "_delta_log"))
 	require.NoError(t, err)
 	require.LessOrEqual(t, len(dirs), 1)
 	if len(dirs) == 0 {

@@ -84,7 +84,7 @@ func TestFormatsCLI(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	assert.True(t, f.Delta.Enabled)
-	assert.True(t, strings.HasSuffix(f.Delta.Location, "/_delta"), f.Delta.Location)
+	assert.True(t, strings.HasSuffix(f.Delta.Location, "/data"), f.Delta.Location)
 	assert.Empty(t, f.Delta.Error)
 
 	out, errOut, code = formats("air.flights")

@@ -76,17 +76,23 @@ spark_setup() {
 # spark_fetch_jar SUITE PY CACHE DIR ARTIFACT VERSION: prints the path of
 # org.apache.iceberg:ARTIFACT:VERSION in DIR, fetching it first if absent.
 spark_fetch_jar() {
-  local suite=$1 py=$2 cache=$3 dir=$4 artifact=$5 v=$6 jar tmp
+  spark_fetch_maven "$1" "$2" "$3" "$4" org.apache.iceberg "$5" "$6"
+}
+
+# spark_fetch_maven SUITE PY CACHE DIR GROUP ARTIFACT VERSION: prints the
+# path of GROUP:ARTIFACT:VERSION in DIR, fetching it first if absent.
+spark_fetch_maven() {
+  local suite=$1 py=$2 cache=$3 dir=$4 group=$5 artifact=$6 v=$7 jar tmp
   jar="$dir/$artifact-$v.jar"
   if [[ ! -s $jar ]]; then
     command -v mvn >/dev/null || { echo "$suite: mvn not found (apt-get install maven)" >&2; return 1; }
-    echo "$suite: fetching org.apache.iceberg:$artifact:$v into $dir" >&2
+    echo "$suite: fetching $group:$artifact:$v into $dir" >&2
     tmp=$(mktemp -d "$dir/.tmp.XXXXXX")
     # Run where there is no pom, so Maven never reads or writes the repo; -C
     # fails on a checksum mismatch instead of warning.
     if ! (cd "$tmp" && mvn -B -q -C -Dmaven.repo.local="$cache/m2" \
       org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
-      -Dartifact="org.apache.iceberg:$artifact:$v" -DoutputDirectory="$tmp") >"$tmp/mvn.log" 2>&1; then
+      -Dartifact="$group:$artifact:$v" -DoutputDirectory="$tmp") >"$tmp/mvn.log" 2>&1; then
       cat "$tmp/mvn.log" >&2
       rm -rf "$tmp"
       echo "$suite: mvn failed (see above)" >&2
