@@ -87,7 +87,7 @@ func maintenanceRunCmd(c *topicsClient) *cobra.Command {
 		jobs      []string
 	)
 	cmd := &cobra.Command{
-		Use:   "run --table NAMESPACE.NAME [--job compact|expire|manifests|orphans]...",
+		Use:   "run --table NAMESPACE.NAME [--job compact|tag|expire|manifests|orphans]...",
 		Short: "Run maintenance jobs on one table now (all of them by default) and print what they did",
 		Example: `  tarn maintenance run --table sales.orders
   tarn maintenance run --table sales.orders --job compact --job expire
