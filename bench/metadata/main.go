@@ -81,12 +81,14 @@ type result struct {
 	SimulatedS       float64 `json:"simulated_s"`
 	WallS            float64 `json:"wall_s"`
 	Commits          int     `json:"commits"`
+	Retries          int     `json:"retried_appends"`
 	RowsPerCommit    int     `json:"rows_per_commit"`
 	MetadataBytes    int64   `json:"metadata_json_bytes"`
 	MaxMetadataBytes int64   `json:"max_metadata_json_bytes_last_half"`
 	Snapshots        int     `json:"snapshots"`
 	Tags             int     `json:"tags"`
 	MetadataFiles    int     `json:"files_in_metadata_dir"`
+	Unreferenced     int     `json:"unreferenced_files_in_metadata_dir"`
 	BytesPerSnapshot int64   `json:"bytes_per_snapshot"`
 	LoadP50FirstMs   float64 `json:"load_p50_first_tenth_ms"`
 	LoadP99FirstMs   float64 `json:"load_p99_first_tenth_ms"`
@@ -199,7 +201,9 @@ func run(tarnBin string, sim time.Duration, speedup float64, rows int, out strin
 		// another key: tarn.* summaries are the pipeline's own).
 		o := offsets.Offsets{Cluster: "bench-cluster-id-0123456789", Topic: "flights", TopicID: "AAAAAAAAAAAAAAAAAAAAAA",
 			Next: map[int32]int64{0: next / 3, 1: next / 3, 2: next - 2*(next/3)}}
-		tbl, err = appendRetrying(ctx, cat, ident, tbl, rec, iceberg.Properties{"bench.kafka.offsets": o.String()})
+		var retries int
+		tbl, retries, err = appendRetrying(ctx, cat, ident, tbl, rec, iceberg.Properties{"bench.kafka.offsets": o.String()})
+		r.Retries += retries
 		rec.Release()
 		if err != nil {
 			return err
@@ -226,6 +230,9 @@ func run(tarnBin string, sim time.Duration, speedup float64, rows int, out strin
 	}
 	r.Samples = append(r.Samples, last)
 	r.MetadataBytes, r.Snapshots, r.Tags, r.MetadataFiles = last.Bytes, last.Snapshots, last.Tags, last.Files
+	if r.Unreferenced, err = unreferenced(ctx, tbl); err != nil {
+		return err
+	}
 	for _, p := range r.Samples[len(r.Samples)/2:] {
 		r.MaxMetadataBytes = max(r.MaxMetadataBytes, p.Bytes)
 	}
@@ -244,8 +251,9 @@ func run(tarnBin string, sim time.Duration, speedup float64, rows int, out strin
 			fmt.Printf("  %-8d %12d %10d %6d %14d\n", p.SimMin, p.Bytes, p.Snapshots, p.Tags, p.Files)
 		}
 	}
-	fmt.Printf("  commits %d; %d bytes a snapshot; loadTable p50/p99 %.2f/%.2f ms in the first tenth, %.2f/%.2f ms in the last (%d loads)\n",
-		r.Commits, r.BytesPerSnapshot, r.LoadP50FirstMs, r.LoadP99FirstMs, r.LoadP50Ms, r.LoadP99Ms, r.Loads)
+	fmt.Printf("  %d of the files in metadata/ are referenced by no metadata.json, snapshot or manifest list (manifest lists and manifests of commit attempts that lost a race and were staged again; orphans removes them once an hour old)\n", r.Unreferenced)
+	fmt.Printf("  commits %d (%d appends retried after losing to a maintenance commit); %d bytes a snapshot; loadTable p50/p99 %.2f/%.2f ms in the first tenth, %.2f/%.2f ms in the last (%d loads)\n",
+		r.Commits, r.Retries, r.BytesPerSnapshot, r.LoadP50FirstMs, r.LoadP99FirstMs, r.LoadP50Ms, r.LoadP99Ms, r.Loads)
 	r.Met = r.MaxMetadataBytes <= goalBytes && r.LoadP99Ms <= float64(goalLoadP99.Microseconds())/1000 &&
 		float64(r.Commits) >= 0.9*sim.Seconds()
 	harness.Target("metadata-flat-1h", fmt.Sprintf("%d KB, loadTable p99 %.2f ms, %d commits", r.MaxMetadataBytes>>10, r.LoadP99Ms, r.Commits),
@@ -255,17 +263,18 @@ func run(tarnBin string, sim time.Duration, speedup float64, rows int, out strin
 
 // appendRetrying appends rec to the table, reloading it when a
 // maintenance commit moved the head in between (409).
-func appendRetrying(ctx context.Context, cat *rest.Catalog, ident table.Identifier, tbl *table.Table, rec arrow.Table, props iceberg.Properties) (*table.Table, error) {
+// It returns the new table and the number of retries.
+func appendRetrying(ctx context.Context, cat *rest.Catalog, ident table.Identifier, tbl *table.Table, rec arrow.Table, props iceberg.Properties) (*table.Table, int, error) {
 	for attempt := 0; ; attempt++ {
 		next, err := tbl.AppendTable(ctx, rec, int64(rec.NumRows()), props)
 		if err == nil {
-			return next, nil
+			return next, attempt, nil
 		}
 		if attempt == 10 {
-			return nil, err
+			return nil, attempt, err
 		}
 		if tbl, err = cat.LoadTable(ctx, ident); err != nil {
-			return nil, err
+			return nil, attempt, err
 		}
 	}
 }
@@ -325,6 +334,42 @@ func (d dropLines) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return d.w.Write(p)
+}
+
+// unreferenced counts the files in tbl's metadata directory that neither
+// the current metadata.json, its metadata-log, nor any snapshot's
+// manifest list or manifests name.
+func unreferenced(ctx context.Context, tbl *table.Table) (int, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0, err
+	}
+	md := tbl.Metadata()
+	ref := map[string]bool{filepath.Base(tbl.MetadataLocation()): true}
+	for e := range md.PreviousFiles() {
+		ref[filepath.Base(e.MetadataFile)] = true
+	}
+	for _, s := range md.Snapshots() {
+		ref[filepath.Base(s.ManifestList)] = true
+		ms, err := s.Manifests(fs)
+		if err != nil {
+			return 0, err
+		}
+		for _, m := range ms {
+			ref[filepath.Base(m.FilePath())] = true
+		}
+	}
+	entries, err := os.ReadDir(filepath.Dir(strings.TrimPrefix(tbl.MetadataLocation(), "file://")))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if !ref[e.Name()] {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // loader times loadTable round trips.
