@@ -35,7 +35,6 @@ import (
 	"log"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -137,21 +136,12 @@ func run(tarnBin string, duration time.Duration, rate, lagMs int, poll, goal tim
 		return fmt.Errorf("create topic: %w", errors.Join(err, res.Err))
 	}
 
-	addr, err := harness.FreeAddr()
+	base, tarn, err := harness.Serve(ctx, tarnBin, filepath.Join(tmp, "tarn"), nil,
+		"--kafka-brokers", bootstrap, "--schema-registry-url", reg.URL())
 	if err != nil {
 		return err
 	}
-	tarn := exec.CommandContext(ctx, tarnBin, "serve", "--listen", addr, "--data-dir", filepath.Join(tmp, "tarn"),
-		"--kafka-brokers", bootstrap, "--schema-registry-url", reg.URL(), "--log-level", "warn")
-	tarn.Stderr = os.Stderr
-	if err := tarn.Start(); err != nil {
-		return err
-	}
 	defer func() { _ = tarn.Process.Kill(); _ = tarn.Wait() }()
-	base := "http://" + addr
-	if err := harness.WaitHTTP(ctx, base+"/healthz", 30*time.Second); err != nil {
-		return err
-	}
 	body, _ := json.Marshal(map[string]any{"topic": demo.Topic, "table": "bench.flights", "target-lag-ms": lagMs})
 	resp, err := http.Post(base+"/management/v1/topics", "application/json", bytes.NewReader(body))
 	if err != nil {

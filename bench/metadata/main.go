@@ -42,7 +42,6 @@ import (
 	"log"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -134,22 +133,12 @@ func run(tarnBin string, sim time.Duration, speedup float64, rows int, out strin
 	}
 	defer os.RemoveAll(tmp)
 
-	addr, err := harness.FreeAddr()
+	passEvery := max(scale(simPassEvery), time.Second) // --maintenance-interval's floor
+	base, tarn, err := harness.Serve(ctx, tarnBin, filepath.Join(tmp, "tarn"), nil, "--maintenance-interval", passEvery.String())
 	if err != nil {
 		return err
 	}
-	passEvery := max(scale(simPassEvery), time.Second) // --maintenance-interval's floor
-	tarn := exec.CommandContext(ctx, tarnBin, "serve", "--listen", addr, "--data-dir", filepath.Join(tmp, "tarn"),
-		"--log-level", "warn", "--maintenance-interval", passEvery.String())
-	tarn.Stderr = os.Stderr
-	if err := tarn.Start(); err != nil {
-		return err
-	}
 	defer func() { _ = tarn.Process.Kill(); _ = tarn.Wait() }()
-	base := "http://" + addr
-	if err := harness.WaitHTTP(ctx, base+"/healthz", 30*time.Second); err != nil {
-		return err
-	}
 	cat, err := rest.NewCatalog(ctx, "tarn", base)
 	if err != nil {
 		return err
