@@ -24,19 +24,22 @@ import (
 // tarn.maintenance.tags.max-age-ms: the snapshot count, the metadata.json
 // size and the metadata.json files stay bounded however many commits
 // land, and a tagged snapshot older than the dense history still reads
-// back exactly the rows it had. At a compressed scale: a cap of 15, a tag
-// at most every 300 ms kept 7 s, 160 commits at most one per 150 ms, a
-// maintenance pass (every job, as tarn serve runs them) every 10 commits.
-// The bounds hold at any pace of the machine: tags are an interval apart
-// and expire after their age, however far apart the passes fall.
+// back exactly the rows it had. At a compressed scale: a cap of 15, 160
+// commits at most one per 150 ms, a maintenance pass (every job, as tarn
+// serve runs them) every 10 commits, and from the third pass on a tag at
+// most every 300 ms kept five times the first passes' spacing (so that
+// tags span several passes on a quiet machine and a loaded one alike).
+// The bounds hold at any pace: tags are an interval apart and expire
+// after their age, however far apart the passes fall.
 func TestStreamingMetadataStaysFlat(t *testing.T) {
 	const maxSnaps, every, commits = 15, 10, 160
-	tagEvery, tagAge := 300*time.Millisecond, 7*time.Second
+	tagEvery := 300 * time.Millisecond
+	var tagAge time.Duration
 	props := maps.Clone(tabledefaults.Properties())
 	props[maintenance.MaxSnapshotsProperty] = strconv.Itoa(maxSnaps)
-	props[maintenance.TagIntervalProperty] = strconv.FormatInt(tagEvery.Milliseconds(), 10)
-	props[maintenance.TagMaxAgeProperty] = strconv.FormatInt(tagAge.Milliseconds(), 10)
+	props[maintenance.TagIntervalProperty] = "0"
 	h := newHarness(t, props)
+	began := time.Now()
 
 	rowsAt := map[int64]int64{} // snapshot id -> rows of partition 0 at it
 	tagsSeen := map[string]bool{}
@@ -54,6 +57,13 @@ func TestStreamingMetadataStaysFlat(t *testing.T) {
 		require.NoError(t, h.sched.Pass(h.ctx))
 		maxGap = max(maxGap, time.Since(lastPass))
 		lastPass = time.Now()
+		if i == 2*every {
+			tagAge = 5 * time.Since(began) / 2
+			_, _, err := h.tio.CommitTable(h.ctx, h.ident, nil, []table.Update{table.NewSetPropertiesUpdate(map[string]string{
+				maintenance.TagIntervalProperty: strconv.FormatInt(tagEvery.Milliseconds(), 10),
+				maintenance.TagMaxAgeProperty:   strconv.FormatInt(tagAge.Milliseconds(), 10)})})
+			require.NoError(t, err)
+		}
 		tbl := h.load()
 		md := tbl.Metadata()
 		tags := 0
@@ -83,7 +93,7 @@ func TestStreamingMetadataStaysFlat(t *testing.T) {
 		}
 		require.LessOrEqual(t, n, 11, "metadata.json files: write.metadata.previous-versions-max=10 and the current one")
 	}
-	t.Logf("per pass: snapshots %v, metadata.json bytes %v; passes at most %v apart", snaps, sizes, maxGap)
+	t.Logf("per pass: snapshots %v, metadata.json bytes %v; passes at most %v apart, tags kept %v", snaps, sizes, maxGap, tagAge)
 	// The size follows the snapshot count, which is bounded: no more per
 	// snapshot than at the second pass (the cap reached), beside the
 	// schema, spec and properties (4 KB).
