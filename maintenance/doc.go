@@ -1,6 +1,6 @@
 // Package maintenance keeps tables healthy in process: it compacts small
-// data files, expires snapshots, rewrites manifests and removes orphan
-// files, with iceberg-go's own operations (table/compaction and
+// data files, tags the head periodically, expires snapshots, rewrites
+// manifests and removes orphan files, with iceberg-go's own operations (table/compaction and
 // Transaction.RewriteDataFiles' building blocks, ExpireSnapshots,
 // RewriteManifests, DeleteOrphanFiles), committing through
 // catalog.TableIO like every in-process writer.
@@ -12,8 +12,11 @@
 // maintained unless tarn.maintenance.enabled=false; other tables only
 // with tarn.maintenance.enabled=true. The policy comes from the table's
 // properties (PolicyOf; defaults in policy.go). A pass runs, per table:
-// compaction when a partition has CompactMinFiles small files; expiry
-// when snapshots are past history.expire.max-snapshot-age-ms; manifest
+// compaction when a partition has CompactMinFiles small files; a tag on
+// main's head every TagInterval (kept TagMaxAge), so that time travel
+// reaches back past the dense history; expiry of the snapshots past
+// history.expire.max-snapshot-age-ms or beyond main's newest
+// MaxSnapshots, and of the tags past their age; manifest
 // rewriting past ManifestMaxCount manifests; orphan removal once per
 // OrphanInterval. Metadata files are cleaned by the catalog on commit
 // (write.metadata.delete-after-commit.enabled, in the owned-table
@@ -61,7 +64,7 @@
 //   - policy.go: table properties, defaults, TunablePrefixes, PolicyOf.
 //   - scheduler.go: Scheduler, Config, passes, RunJobs, Status.
 //   - job.go: Result, job names, the commit retry helpers, offsetProps.
-//   - compact.go, expire.go, manifests.go, orphans.go: one job each.
+//   - compact.go, tag.go, expire.go, manifests.go, orphans.go: one job each.
 //   - concurrent.go: what the snapshots since a rewrite's plan changed.
 //   - metrics.go: tarn_maintenance_* metrics.
 package maintenance

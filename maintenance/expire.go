@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 )
@@ -45,7 +46,7 @@ func expire(ctx context.Context, t *target) (Result, error) {
 		res.FilesBefore, res.FilesAfter = n, n
 		before := len(tbl.Metadata().Snapshots())
 		txn := tbl.NewTransaction()
-		if err := txn.ExpireSnapshots(table.WithOlderThan(t.pol.MaxSnapshotAge)); err != nil {
+		if err := txn.ExpireSnapshots(table.WithOlderThan(t.maxAge(tbl))); err != nil {
 			return true, fmt.Errorf("expire snapshots of %s: %w", t.name(), err)
 		}
 		tc, err := txn.TableCommit()
@@ -77,6 +78,35 @@ func expire(ctx context.Context, t *target) (Result, error) {
 		return false, err
 	})
 	return res, err
+}
+
+// capSlack widens the age maxAge derives from the snapshot cap: iceberg-go
+// measures ages against its own clock, read microseconds later, in whole
+// milliseconds, and without slack the cap's oldest snapshot could fall
+// just past the cutoff. Commits are at least MinTargetLag (250 ms) apart
+// on an owned table, so no snapshot beyond the cap falls within it; a
+// clock read more than capSlack late keeps one snapshot fewer, never more.
+const capSlack = 5 * time.Millisecond
+
+// maxAge is the snapshot age the expiry of tbl applies: pol.MaxSnapshotAge,
+// or, when main has more than pol.MaxSnapshots snapshots in its history,
+// the (lower) age of the newest pol.MaxSnapshots-th, so that main keeps at
+// most that many (history.expire.min-snapshots-to-keep still wins, and
+// so do a ref's own retention settings, inside ExpireSnapshots). The cap
+// is expressed as an age because that is the rule iceberg-go's
+// ExpireSnapshots applies to every branch and to snapshots no ref reaches.
+func (t *target) maxAge(tbl *table.Table) time.Duration {
+	age := t.pol.MaxSnapshotAge
+	head := tbl.CurrentSnapshot()
+	if t.pol.MaxSnapshots <= 0 || head == nil {
+		return age
+	}
+	line := table.AncestorsOf(head.SnapshotID, tbl.Metadata().SnapshotByID) // newest first
+	if len(line) <= t.pol.MaxSnapshots {
+		return age
+	}
+	oldestKept := line[t.pol.MaxSnapshots-1]
+	return min(age, max(time.Since(time.UnixMilli(oldestKept.TimestampMs))+capSlack, 0))
 }
 
 // onlyNotExist reports whether err (possibly wrapping an errors.Join of

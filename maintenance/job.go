@@ -22,13 +22,15 @@ const (
 	JobExpire    = "expire"
 	JobOrphans   = "orphans"
 	JobManifests = "manifests"
+	JobTag       = "tag"
 )
 
 // Jobs lists the job names in the order a pass runs them: compaction
 // first (it leaves the replaced files to the snapshots expiry drops),
-// then expiry (whose commit deletes the files only expired snapshots
-// referenced), manifest rewriting, and orphan removal last.
-var Jobs = []string{JobCompact, JobExpire, JobManifests, JobOrphans}
+// then tagging (before expiry, so the head it tags is kept), expiry
+// (whose commit deletes the files only expired snapshots referenced),
+// manifest rewriting, and orphan removal last.
+var Jobs = []string{JobCompact, JobTag, JobExpire, JobManifests, JobOrphans}
 
 // Result is what one run of a job did to one table. Counts are of this run.
 type Result struct {
@@ -48,6 +50,8 @@ type Result struct {
 	BytesRewritten int64 `json:"bytes-rewritten,omitempty"`
 	// SnapshotsExpired were removed from the metadata (expiry).
 	SnapshotsExpired int `json:"snapshots-expired,omitempty"`
+	// Tag is the tag made on main's head (tagging).
+	Tag string `json:"tag,omitempty"`
 	// OrphansRemoved files (OrphanBytes bytes) were deleted; OrphansHeld
 	// were unreferenced but held by an in-process writer or needed by
 	// the Delta log (Deps.Keep), and kept.

@@ -33,7 +33,25 @@ const (
 	// ManifestMaxCountProperty: manifests are rewritten when main's head
 	// has more data manifests than this.
 	ManifestMaxCountProperty = "tarn.maintenance.manifests.max-count"
+	// MaxSnapshotsProperty: expiry keeps at most this many of main's
+	// newest snapshots beside those history.expire.max-snapshot-age-ms
+	// keeps (whichever is fewer; history.expire.min-snapshots-to-keep
+	// still wins); 0: no cap, Iceberg's rules alone.
+	MaxSnapshotsProperty = "tarn.maintenance.expire.max-snapshots"
+	// TagIntervalProperty: the tag job tags main's head (TagPrefix and
+	// the snapshot's UTC time) when the newest such tag's snapshot is at
+	// least this many ms older than the head; 0: no tags.
+	TagIntervalProperty = "tarn.maintenance.tags.interval-ms"
+	// TagMaxAgeProperty: the max-ref-age-ms of the tags the tag job
+	// makes: expiry drops a tag, and then its snapshot, once the tagged
+	// snapshot is older than this many ms.
+	TagMaxAgeProperty = "tarn.maintenance.tags.max-age-ms"
 )
+
+// TagPrefix starts the name of every tag the tag job makes (and of no
+// other tag it considers): "tarn-" and the tagged snapshot's UTC time,
+// e.g. tarn-20261201T201500Z (TagName).
+const TagPrefix = "tarn-"
 
 // Defaults of a table's maintenance policy, used when its properties do
 // not say otherwise.
@@ -61,6 +79,21 @@ const (
 	// appends already keep the count near
 	// commit.manifest.min-count-to-merge; this catches tables without it.
 	DefaultManifestMaxCount = 32
+	// DefaultMaxSnapshots is the snapshot cap of an owned table: at a 1 s
+	// commit cadence the newest 200 are the last 3⅓ minutes, at 250 ms
+	// the last 50 s. With the tags below, a streaming table's
+	// metadata.json stays near 300 KB (docs/maintenance.md) instead of
+	// growing to 3,600 snapshots (~3.5 MB, rewritten on every commit) in
+	// the hour history.expire.max-snapshot-age-ms keeps.
+	DefaultMaxSnapshots = 200
+	// DefaultTagInterval: an owned table's head is tagged every 10
+	// minutes, so time travel reaches back DefaultTagMaxAge at that
+	// granularity after the dense history ends.
+	DefaultTagInterval = 10 * time.Minute
+	// DefaultTagMaxAge: tags are kept a day (144 tags at
+	// DefaultTagInterval), long enough to re-read yesterday's state and
+	// short enough that the data files only tags hold are bounded.
+	DefaultTagMaxAge = 24 * time.Hour
 )
 
 // Policy is one table's maintenance settings, from its properties.
@@ -85,6 +118,18 @@ type Policy struct {
 	// ManifestMaxCount: data manifests in main's head above which
 	// manifests are rewritten.
 	ManifestMaxCount int
+	// MaxSnapshots: main's newest snapshots expiry keeps at most (beyond
+	// MaxSnapshotAge's rule, fewer of the two); 0: no cap. From
+	// MaxSnapshotsProperty; DefaultMaxSnapshots for an owned table, 0 for
+	// any other.
+	MaxSnapshots int
+	// TagInterval: the least time between two snapshots the tag job tags;
+	// 0: no tags. From TagIntervalProperty; DefaultTagInterval for an
+	// owned table, 0 for any other.
+	TagInterval time.Duration
+	// TagMaxAge: the max-ref-age of the tags made (TagMaxAgeProperty,
+	// DefaultTagMaxAge); at least 1 ms.
+	TagMaxAge time.Duration
 }
 
 // propertyPrefix starts every property of this package.
@@ -114,13 +159,15 @@ func ValidateProperties(props iceberg.Properties) error {
 			if _, err := strconv.ParseBool(v); err != nil {
 				return fmt.Errorf("%s must be true or false, got %q", k, v)
 			}
-		case CompactMinFilesProperty, OrphanOlderThanProperty, OrphanIntervalProperty, ManifestMaxCountProperty:
+		case CompactMinFilesProperty, OrphanOlderThanProperty, OrphanIntervalProperty, ManifestMaxCountProperty,
+			MaxSnapshotsProperty, TagIntervalProperty, TagMaxAgeProperty:
 			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
 				return fmt.Errorf("%s must be a non-negative integer, got %q", k, v)
 			}
 		default:
-			return fmt.Errorf("unknown maintenance property %s (known: %s, %s, %s, %s, %s)", k, EnabledProperty,
-				CompactMinFilesProperty, OrphanOlderThanProperty, OrphanIntervalProperty, ManifestMaxCountProperty)
+			return fmt.Errorf("unknown maintenance property %s (known: %s)", k, strings.Join([]string{EnabledProperty,
+				CompactMinFilesProperty, OrphanOlderThanProperty, OrphanIntervalProperty, ManifestMaxCountProperty,
+				MaxSnapshotsProperty, TagIntervalProperty, TagMaxAgeProperty}, ", "))
 		}
 	}
 	return nil
@@ -128,7 +175,9 @@ func ValidateProperties(props iceberg.Properties) error {
 
 // PolicyOf reads props (a table's properties); owned says whether Tarn
 // owns the table, which turns maintenance on by default and applies
-// tabledefaults.MaxSnapshotAge when the table lacks the property.
+// tabledefaults.MaxSnapshotAge, DefaultMaxSnapshots and
+// DefaultTagInterval when the table lacks the property (a table another
+// engine writes keeps Iceberg's rules and gets no tags unless asked).
 func PolicyOf(props iceberg.Properties, owned bool) Policy {
 	p := Policy{
 		Enabled:            props.GetBool(EnabledProperty, owned),
@@ -138,10 +187,13 @@ func PolicyOf(props iceberg.Properties, owned bool) Policy {
 		OrphanInterval:     time.Duration(props.GetInt64(OrphanIntervalProperty, DefaultOrphanInterval.Milliseconds())) * time.Millisecond,
 		ManifestMaxCount:   props.GetInt(ManifestMaxCountProperty, DefaultManifestMaxCount),
 	}
-	age := table.MaxSnapshotAgeMsDefault
+	age, maxSnaps, tagEvery := table.MaxSnapshotAgeMsDefault, 0, int64(0)
 	if owned {
-		age = tabledefaults.MaxSnapshotAge.Milliseconds()
+		age, maxSnaps, tagEvery = tabledefaults.MaxSnapshotAge.Milliseconds(), DefaultMaxSnapshots, DefaultTagInterval.Milliseconds()
 	}
+	p.MaxSnapshots = props.GetInt(MaxSnapshotsProperty, maxSnaps)
+	p.TagInterval = time.Duration(props.GetInt64(TagIntervalProperty, tagEvery)) * time.Millisecond
+	p.TagMaxAge = time.Duration(max(props.GetInt64(TagMaxAgeProperty, DefaultTagMaxAge.Milliseconds()), 1)) * time.Millisecond
 	p.MaxSnapshotAge = time.Duration(props.GetInt64(table.MaxSnapshotAgeMsKey, age)) * time.Millisecond
 	if p.CompactMinFiles < 2 {
 		p.CompactMinFiles = 2

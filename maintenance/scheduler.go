@@ -361,6 +361,8 @@ func (s *Scheduler) runJob(ctx context.Context, t *target, job string) (r Result
 	switch job {
 	case JobCompact:
 		r, err = compact(ctx, t)
+	case JobTag:
+		r, err = tagHead(ctx, t)
 	case JobExpire:
 		r, err = expire(ctx, t)
 	case JobManifests:

@@ -221,7 +221,7 @@ func TestTopicsAPIBadInput(t *testing.T) {
 		{"no topic", http.MethodPost, "/management/v1/topics", `{"table":"a.b"}`, spec.InvalidArgument, "topic is required"},
 		{"invalid topic name", http.MethodPost, "/management/v1/topics", `{"topic":"bad topic!","table":"a.b"}`, spec.InvalidArgument, "a Kafka topic name may hold only"},
 		{"no namespace", http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"b"}`, spec.InvalidArgument, "namespace.name"},
-		{"lag below minimum", http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"a.b","target-lag-ms":999}`, spec.InvalidArgument, "minimum 1000"},
+		{"lag below minimum", http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"a.b","target-lag-ms":249}`, spec.InvalidArgument, "minimum 250"},
 		{"bad format", http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"a.b","format":"csv"}`, spec.InvalidArgument, "format"},
 		{"bad error mode", http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"a.b","error-mode":"drop"}`, spec.InvalidArgument, "error mode"},
 		{"bad start", http.MethodPost, "/management/v1/topics", `{"topic":"flights","table":"a.b","start":"now"}`, spec.InvalidArgument, "start"},

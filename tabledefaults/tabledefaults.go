@@ -22,9 +22,11 @@ import (
 )
 
 // MaxSnapshotAge is history.expire.max-snapshot-age-ms for tables Tarn
-// owns: one hour of history (3,600 snapshots at a 1 s cadence) for time
-// travel and slow readers, and a metadata.json that stops growing after
-// that hour. Iceberg's default is 5 days.
+// owns: at most one hour of dense history for slow readers; maintenance
+// also caps it at 200 snapshots (maintenance.DefaultMaxSnapshots, 3⅓
+// minutes at a 1 s cadence) and keeps a tag every 10 minutes for a day,
+// so that metadata.json stays flat while time travel reaches back a day.
+// Iceberg's default is 5 days.
 const MaxSnapshotAge = time.Hour
 
 // Properties returns the properties a table Tarn owns is created with

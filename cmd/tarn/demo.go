@@ -52,6 +52,12 @@ tarn serve does. Stop with Ctrl-C: buffered rows are committed first.`,
 			if cfg.rows < 0 {
 				return fmt.Errorf("--rows must not be negative, got %d", cfg.rows)
 			}
+			// Checked here, in the flag's own terms: passed on as
+			// target-lag-ms, 0 would silently become the topic default
+			// (10 s) and a refusal would name target-lag-ms.
+			if cfg.targetLag < pipeline.MinTargetLag {
+				return fmt.Errorf("--target-lag must be at least %s, got %s", pipeline.MinTargetLag, cfg.targetLag)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runDemo(ctx, cfg, cmd.OutOrStdout())
@@ -63,7 +69,7 @@ tarn serve does. Stop with Ctrl-C: buffered rows are committed first.`,
 	f.StringVar(&cfg.serve.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.IntVar(&cfg.rate, "rate", 1000, "rows produced per second")
 	f.Int64Var(&cfg.rows, "rows", 0, "stop producing after this many rows (0: never)")
-	f.DurationVar(&cfg.targetLag, "target-lag", 2*time.Second, "commit buffered rows at least this often")
+	f.DurationVar(&cfg.targetLag, "target-lag", 2*time.Second, "commit buffered rows at least this often (at least 250ms)")
 	cfg.serve.idempotencyKeyLifetime = server.DefaultIdempotencyKeyLifetime
 	cfg.serve.ingestMemoryBytes = pipeline.DefaultMemoryBytes
 	return cmd

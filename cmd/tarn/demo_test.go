@@ -2,6 +2,9 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
@@ -14,6 +17,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/internal/demo"
 )
 
 // TestDemo runs `tarn demo` for the 10,000 flights rows and reads the live
@@ -100,4 +105,47 @@ func totalRecords(tbl *table.Table) int64 {
 	}
 	n, _ := strconv.ParseInt(s.Properties["total-records"], 10, 64)
 	return n
+}
+
+// Before: `tarn demo --target-lag 0s` ran with the topic default of 10 s
+// without a word (0 ms means "default" to the topic), and `--target-lag
+// 500ms` was refused as "target-lag-ms 500 is below the minimum 1000",
+// naming a flag the demo does not have. A target lag below the minimum
+// is now refused in the demo's own terms, and 250ms (issue 20) runs.
+func TestDemoTargetLagFlag(t *testing.T) {
+	for _, lag := range []string{"0s", "249ms", "-1s"} {
+		t.Run(lag, func(t *testing.T) {
+			// Bounded: before the fix a demo with 0s ran until killed.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			out := serveFails(t, exec.CommandContext(ctx, tarnBin, "demo", "--listen", "127.0.0.1:0", "--target-lag", lag))
+			assert.Contains(t, out, "--target-lag must be at least 250ms, got "+lag)
+			assert.NotContains(t, out, "target-lag-ms")
+		})
+	}
+	if testing.Short() {
+		t.Skip("starts tarn demo")
+	}
+	p := startTarnCmd(t, cleanEnv(), "demo", "--listen", "127.0.0.1:0", "--rows", "2000", "--rate", "4000", "--target-lag", "250ms")
+	cat, err := rest.NewCatalog(context.Background(), "tarn", p.URL)
+	require.NoError(t, err)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		tbl, err := cat.LoadTable(context.Background(), table.Identifier{"demo", "flights"})
+		if err == nil && tbl.CurrentSnapshot() != nil && totalRecords(tbl) >= 2000 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "demo.flights short of 2000 rows after 60 s\n%s", p.Stderr())
+		time.Sleep(100 * time.Millisecond)
+	}
+	resp, err := http.Get(p.URL + "/management/v1/topics/" + demo.Topic)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var st struct {
+		Config struct {
+			TargetLagMs int64 `json:"target-lag-ms"`
+		} `json:"config"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	assert.Equal(t, int64(250), st.Config.TargetLagMs)
 }

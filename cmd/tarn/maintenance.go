@@ -87,7 +87,7 @@ func maintenanceRunCmd(c *topicsClient) *cobra.Command {
 		jobs      []string
 	)
 	cmd := &cobra.Command{
-		Use:   "run --table NAMESPACE.NAME [--job compact|expire|manifests|orphans]...",
+		Use:   "run --table NAMESPACE.NAME [--job compact|tag|expire|manifests|orphans]...",
 		Short: "Run maintenance jobs on one table now (all of them by default) and print what they did",
 		Example: `  tarn maintenance run --table sales.orders
   tarn maintenance run --table sales.orders --job compact --job expire
@@ -114,7 +114,7 @@ func maintenanceRunCmd(c *topicsClient) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&tableName, "table", "", `table (required): namespace.name, or {"namespace":[...],"name":"..."} when a level or the name holds a dot`)
-	f.StringArrayVar(&jobs, "job", nil, "job to run, repeatable: compact, expire, manifests or orphans (default all)")
+	f.StringArrayVar(&jobs, "job", nil, "job to run, repeatable: compact, tag, expire, manifests or orphans (default all)")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -137,6 +137,8 @@ func resultSummary(r maintenance.Result) string {
 	switch r.Job {
 	case maintenance.JobCompact:
 		return fmt.Sprintf("%d files → %d (%d bytes read)", r.FilesRewritten, r.FilesAdded, r.BytesRewritten)
+	case maintenance.JobTag:
+		return "tagged " + r.Tag
 	case maintenance.JobExpire:
 		return fmt.Sprintf("%d snapshots expired", r.SnapshotsExpired)
 	case maintenance.JobManifests:

@@ -108,7 +108,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	f.StringVar(&cfg.Mode, "mode", "", "append (default: every record a row), upsert (one row per record key; a tombstone deletes it) or debezium (one row per key from Debezium change events; --format connect-json or json)")
 	f.StringVar(&cfg.Truncate, "truncate", "", "--mode debezium: what a truncate event does, delete (default: empty the table) or ignore")
 	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp), for --mode upsert and debezium unpartitioned; "" or [] alone: unpartitioned)`)
-	f.Int64Var(&cfg.TargetLagMs, "target-lag-ms", 0, "freshness target in ms (default 10000, at least 1000)")
+	f.Int64Var(&cfg.TargetLagMs, "target-lag-ms", 0, "freshness target in ms (default 10000, at least 250)")
 	f.Int64Var(&cfg.TargetFileSizeBytes, "target-file-size-bytes", 0, "flush at this buffered size (default 134217728)")
 	f.StringVar(&cfg.Start, "start", "", "earliest (default) or latest")
 	f.StringVar(&schemaFile, "schema-file", "", "Iceberg schema JSON of the table's columns (format json)")
@@ -218,7 +218,7 @@ func (c *topicsClient) updateCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.Int64Var(&lag, "target-lag-ms", 0, "freshness target in ms (at least 1000)")
+	f.Int64Var(&lag, "target-lag-ms", 0, "freshness target in ms (at least 250)")
 	f.Int64Var(&size, "target-file-size-bytes", 0, "flush at this buffered size")
 	f.StringVar(&mode, "error-mode", "", "suspend, skip or dlq")
 	f.StringArrayVar(&specs, "partition-spec", nil, `partition field, repeatable; the new spec of the table ("" or [] alone: unpartitioned)`)

@@ -152,7 +152,7 @@ func TestTopicsCLI(t *testing.T) {
 	assert.Contains(t, errOut, "Kafka topic absent does not exist")
 	_, errOut, code = runTopics(t, env, "update", demo.Topic, "--target-lag-ms", "5")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "minimum 1000")
+	assert.Contains(t, errOut, "minimum 250")
 	_, errOut, code = runTopics(t, env, "status", "nope", "--server", "http://127.0.0.1:1")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "tarn server at http://127.0.0.1:1")

@@ -19,10 +19,13 @@ const (
 	// snapshot count of a busy table near 8,640 a day, which expiry and
 	// compaction handle easily.
 	DefaultTargetLag = 10 * time.Second
-	// MinTargetLag is the smallest TargetLag accepted. Below one second the
-	// catalog commit itself (metadata write, fsync, compare-and-swap) and
-	// the manifest list rewritten per snapshot dominate.
-	MinTargetLag = time.Second
+	// MinTargetLag is the smallest TargetLag accepted: 250 ms, four
+	// commits a second per topic. Below it the catalog commit itself
+	// (metadata write, fsync, compare-and-swap, ~10 ms) and the manifest
+	// list rewritten per snapshot take a growing share of each interval,
+	// and maintenance's snapshot cap (tarn.maintenance.expire.max-snapshots)
+	// keeps less than a minute of dense history.
+	MinTargetLag = 250 * time.Millisecond
 	// DefaultTargetFileSizeBytes is the buffered size at which a batch is
 	// flushed regardless of TargetLag: 128 MiB, the Parquet target most
 	// engines read well.

@@ -69,7 +69,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "no cluster", modify: func(c *pipeline.Config) { c.Cluster = "" }},
 		{name: "no namespace", modify: func(c *pipeline.Config) { c.Table.Namespace = nil }},
 		{name: "no table name", modify: func(c *pipeline.Config) { c.Table.Name = "" }},
-		{name: "lag below 1s", modify: func(c *pipeline.Config) { c.TargetLag = 999 * time.Millisecond }},
+		{name: "lag below 250ms", modify: func(c *pipeline.Config) { c.TargetLag = 249 * time.Millisecond }},
 		{name: "negative size", modify: func(c *pipeline.Config) { c.TargetFileSizeBytes = -1 }},
 		{name: "unknown mode", modify: func(c *pipeline.Config) { c.ErrorMode = "ignore" }},
 		{name: "unknown transform", modify: func(c *pipeline.Config) { c.PartitionSpec = []string{"week(ts)"} }},

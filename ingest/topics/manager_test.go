@@ -355,7 +355,7 @@ func TestEnableRefusals(t *testing.T) {
 		{"topic dot dot", topics.TopicConfig{Topic: "..", Table: testTable}, topics.ErrInvalid, "cannot be . or .."},
 		{"topic too long", topics.TopicConfig{Topic: strings.Repeat("t", 250), Table: testTable}, topics.ErrInvalid, "1 to 249 characters"},
 		{"table without namespace", topics.TopicConfig{Topic: testTopic, Table: "flights"}, topics.ErrInvalid, "namespace.name"},
-		{"lag too small", topics.TopicConfig{Topic: testTopic, Table: testTable, TargetLagMs: 500}, topics.ErrInvalid, "minimum 1000"},
+		{"lag too small", topics.TopicConfig{Topic: testTopic, Table: testTable, TargetLagMs: 249}, topics.ErrInvalid, "minimum 250"},
 		{"negative file size", topics.TopicConfig{Topic: testTopic, Table: testTable, TargetFileSizeBytes: -1}, topics.ErrInvalid, "negative"},
 		{"bad format", topics.TopicConfig{Topic: testTopic, Table: testTable, Format: "xml"}, topics.ErrInvalid, "unknown format"},
 		{"bad error mode", topics.TopicConfig{Topic: testTopic, Table: testTable, ErrorMode: "ignore"}, topics.ErrInvalid, "error mode"},

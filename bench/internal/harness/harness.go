@@ -1,5 +1,5 @@
 // Package harness holds what the bench/ programs share: starting the
-// repository's service scripts, free ports, readiness polling, a
+// repository's service scripts and tarn serve, free ports, readiness polling, a
 // process's CPU time and peak RSS from /proc, percentiles and the
 // "target NAME: VALUE (goal GOAL) met|missed" lines of bench/run.
 package harness
@@ -96,6 +96,31 @@ func FreeAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// Serve starts `tarn serve` (the binary bin) on a free loopback port with
+// --data-dir dataDir, --log-level warn and args, env added to ours
+// and its stderr ours, and waits up to 30 s for /healthz. It returns the
+// server's base URL and the process (the caller kills it when done; it
+// is killed already when Serve fails).
+func Serve(ctx context.Context, bin, dataDir string, env []string, args ...string) (base string, cmd *exec.Cmd, err error) {
+	addr, err := FreeAddr()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd = exec.CommandContext(ctx, bin, append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--log-level", "warn"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	base = "http://" + addr
+	if err := WaitHTTP(ctx, base+"/healthz", 30*time.Second); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return "", nil, err
+	}
+	return base, cmd, nil
 }
 
 // WaitHTTP polls GET u until it answers 200, for at most timeout.
