@@ -198,6 +198,7 @@ type tableData struct {
 	Topic            string // the topic materialized into the table, if any
 	TopicURL         string
 	Snippets         []snippet
+	State            tableState
 }
 
 func (c *Console) tablePage(w http.ResponseWriter, r *http.Request) {
@@ -257,6 +258,10 @@ func (c *Console) tablePage(w http.ResponseWriter, r *http.Request) {
 				d.Topic, d.TopicURL = st.Topic, Prefix+"/topics/"+url.PathEscape(st.Topic)
 			}
 		}
+	}
+	if d.State, err = c.tableState(ctx, api, id); err != nil {
+		c.fail(w, r, err, "")
+		return
 	}
 	d.Snippets = c.snippets(r, id)
 	c.render(w, r, http.StatusOK, "table", page{Title: d.Name, Nav: "catalog", Data: d})
