@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -294,4 +295,72 @@ func section(t *testing.T, body, attr string) string {
 		return s[:j]
 	}
 	return s
+}
+
+// TestCatalogPagesThroughEveryNamespace pins a defect: the catalog page
+// walked at most 500 namespaces and said "Showing the first 500", so the
+// rest of a larger catalog could not be reached from the console. Now it
+// lists every namespace (following the API's next-page-token) and pages
+// them, each page linking the next.
+func TestCatalogPagesThroughEveryNamespace(t *testing.T) {
+	f := newFixture(t, false)
+	want := map[string]bool{}
+	for i := range 620 {
+		ns := catalog.Namespace{fmt.Sprintf("ns%04d", i)}
+		require.NoError(t, f.cat.CreateNamespace(t.Context(), ns, nil))
+		want[`[&#34;`+ns[0]+`&#34;]`] = true
+	}
+	b := f.browser(t)
+	got := map[string]bool{}
+	next, pages := "/ui/catalog", 0
+	for next != "" {
+		p := b.get(next)
+		require.Equal(t, http.StatusOK, p.status, p.body)
+		pages++
+		require.Less(t, pages, 20, "the pages do not end")
+		for _, k := range attrs(p.body, "data-namespace") {
+			assert.False(t, got[k], "namespace %s on two pages", k)
+			got[k] = true
+		}
+		next = ""
+		if m := regexp.MustCompile(`<a href="([^"]*)" rel="next">`).FindStringSubmatch(p.body); m != nil {
+			next = m[1]
+		}
+	}
+	assert.Equal(t, want, got, "every namespace, once")
+	assert.Equal(t, 7, pages)
+	assert.Equal(t, http.StatusBadRequest, b.get("/ui/catalog?page=0").status)
+}
+
+// TestDottedLevelsShownDistinctly pins a defect: a namespace level
+// holding a dot made the table page's title the identifier's raw JSON
+// ({"namespace":["a.b"],"name":"t"}), and the catalog page showed
+// ["a.b"] and ["a", "b"] both as "a.b". Now every level is its own box.
+func TestDottedLevelsShownDistinctly(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := t.Context()
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "x", Type: iceberg.PrimitiveTypes.Int64})
+	for _, ns := range []catalog.Namespace{{"a.b"}, {"a"}, {"a", "b"}} {
+		require.NoError(t, f.cat.CreateNamespace(ctx, ns, nil))
+	}
+	for _, ns := range []catalog.Namespace{{"a.b"}, {"a", "b"}} {
+		_, err := f.cat.CreateTable(ctx, f.wh, ns, spec.CreateTableRequest{Name: "t", Schema: sc})
+		require.NoError(t, err)
+	}
+	b := f.browser(t)
+	p := b.get("/ui/catalog")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	one := `<span class="ident"><span class="lvl">a.b</span></span>`
+	two := `<span class="ident"><span class="lvl">a</span><span class="sep" aria-hidden="true">›</span><span class="lvl">b</span></span>`
+	assert.Equal(t, 1, strings.Count(p.body, one), "[a.b]")
+	assert.Equal(t, 1, strings.Count(p.body, two), "[a b]")
+
+	p = b.get("/ui/namespaces/" + url.PathEscape("a.b") + "/tables/t")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, p.body, "<title>a.b › t · Tarn</title>")
+	assert.Contains(t, p.body, `<h1><span class="ident"><span class="lvl">a.b</span><span class="sep" aria-hidden="true">›</span><span class="lvl name">t</span></span>`)
+	assert.NotContains(t, p.body, "&#34;namespace&#34;", "no raw JSON identifier")
+	p = b.get("/ui/namespaces/a%1Fb/tables/t")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, p.body, "<title>a › b › t · Tarn</title>")
 }

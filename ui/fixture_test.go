@@ -53,6 +53,7 @@ type fixture struct {
 	logs   *syncBuffer
 	mgr    *topics.Manager
 	cat    *catalog.Catalog
+	wh     *catalog.Warehouse
 	maint  *maintenance.Scheduler
 	delta  *delta.Publisher
 	pub    *publish.Publisher
@@ -102,7 +103,7 @@ func newFixture(t *testing.T, oauth2 bool) *fixture {
 	require.NoError(t, err)
 	require.NoError(t, m.Start(ctx))
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
-	f := &fixture{rc: rc, values: values, logs: logs, mgr: m, cat: cat, target: &memTarget{}}
+	f := &fixture{rc: rc, values: values, logs: logs, mgr: m, cat: cat, wh: wh, target: &memTarget{}}
 	// Maintenance (passes only on request), the Delta publisher and a
 	// catalog publisher with one target, as tarn serve wires them.
 	f.maint, err = maintenance.New(maintenance.Config{Disabled: true}, maintenance.Deps{Catalog: cat, Logger: log, Metrics: prometheus.NewRegistry()})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/delta"
@@ -88,7 +87,7 @@ func (c *Console) tableState(ctx context.Context, api apiClient, id catalog.Iden
 	}
 
 	var f delta.Formats
-	if err := api.do(ctx, http.MethodGet, "/management/v1/tables/"+url.PathEscape(name)+"/formats", nil, &f); err != nil {
+	if err := api.do(ctx, http.MethodGet, "/management/v1/tables/"+escapeLevel(name)+"/formats", nil, &f); err != nil {
 		msg, ok := unavailable(err)
 		if !ok {
 			return d, err
