@@ -747,6 +747,10 @@ const (
 
 // TableStatus is one table of a target.
 type TableStatus struct {
+	// Table is the table's catalog.FormatIdent text, as the maintenance
+	// status spells it ("sales.orders", or the TableIdentifier JSON when
+	// a level or the name holds a dot): unambiguous, so a reader can
+	// match it.
 	Table string `json:"table"`
 	State string `json:"state"`
 	// Remote is the target's name of the table.
@@ -793,7 +797,7 @@ func (p *Publisher) Status() Status {
 }
 
 func (st *tableState) statusLocked(now time.Time) TableStatus {
-	s := TableStatus{Table: st.id.String(), HeadSnapshotID: st.head, Error: st.err}
+	s := TableStatus{Table: catalog.FormatIdent(st.id), HeadSnapshotID: st.head, Error: st.err}
 	if r := st.rec; r != nil {
 		s.Remote, s.MetadataLocation, s.SnapshotID, s.SequenceNumber, s.Conflict = r.Remote, r.MetadataLocation, r.SnapshotID, r.SequenceNumber, r.Conflict
 		if !r.PublishedAt.IsZero() {

@@ -29,13 +29,19 @@ func (s *Server) formatsRoutes(g *echo.Group) {
 
 // tableFormats answers a table's formats: its Iceberg head and its Delta
 // log (location, version, the Iceberg snapshot it reflects, lag). The
-// table is namespace.name, as the maintenance API spells it: 400 for a
-// malformed name, 404 for a missing table.
+// table is catalog.FormatIdent's text, as the maintenance API spells it
+// (namespace.name, or the TableIdentifier JSON percent-encoded when a
+// level or the name holds a dot): 400 for a malformed name, 404 for a
+// missing table.
 func (s *Server) tableFormats(c echo.Context) error {
 	if s.cfg.Formats == nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, errFormatsNotConfigured.Error())
 	}
-	id, err := ParseTableName(catalog.TableName(c.Param("table")))
+	name, err := pathParam(c, "table")
+	if err != nil {
+		return err
+	}
+	id, err := ParseTableName(catalog.TableName(name))
 	if err != nil {
 		return err
 	}

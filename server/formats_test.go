@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -74,6 +75,17 @@ func TestTableFormats(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &em), "%s", b)
 		require.Equal(t, want, em.Error.Code)
 	}
+
+	// A level holding a dot: the table is named by its TableIdentifier
+	// JSON, percent-encoded in the path. (It was read unescaped, so no
+	// such table could be asked for: 400 or 404.)
+	require.NoError(t, cat.CreateNamespace(ctx, catalog.Namespace{"air.eu"}, nil))
+	_, err = cat.CreateTable(ctx, wh, catalog.Namespace{"air.eu"}, spec.CreateTableRequest{Name: "flights", Schema: sc})
+	require.NoError(t, err)
+	code, b = get(hs.URL + "/management/v1/tables/" + url.QueryEscape(`{"namespace":["air.eu"],"name":"flights"}`) + "/formats")
+	require.Equal(t, http.StatusOK, code, "%s", b)
+	require.NoError(t, json.Unmarshal(b, &f))
+	require.False(t, f.Delta.Enabled)
 
 	bare := httptest.NewServer(server.New(cat, server.Config{Logger: log}).Handler())
 	t.Cleanup(bare.Close)

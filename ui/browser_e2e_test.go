@@ -20,8 +20,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/internal/testenv"
+	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -171,7 +173,14 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	f.waitTopic(t, func(st topics.Status) bool {
 		return st.LagRecords != nil && *st.LagRecords == 0 && st.BufferedRows == 0
 	})
+	// Maintenance runs on the table first: its page shows each job's run.
+	flights := catalog.Ident{Namespace: catalog.Namespace{"demo"}, Name: "flights"}
+	_, err = f.maint.RunJobs(ctx, flights, []string{maintenance.JobCompact, maintenance.JobExpire})
+	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.url+"/ui/namespaces/demo/tables/flights"), chromedp.WaitVisible(chromedp.CSS(`#snapshots`))))
+	assert.Equal(t, "compact,expire", eval(`Array.from(document.querySelectorAll('#maintenance [data-job]')).map(e => e.dataset.job).join(",")`))
+	assert.Equal(t, "off", eval(`document.querySelector('#formats [data-field=delta-enabled]').textContent`))
+	assert.NotEmpty(t, eval(`document.querySelector('#formats [data-target=lake] [data-field=publish-state]').textContent`), "the publish target's state")
 	var res spec.LoadTableResult
 	require.Equal(t, http.StatusOK, f.api(t, http.MethodGet, "/v1/namespaces/demo/tables/flights", "", &res))
 	md, err := table.ParseMetadataBytes(res.Metadata)
@@ -195,7 +204,11 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	assert.Equal(t, "true", eval(`String(document.getElementById("snip-python").hidden)`))
 	shot("console-table.png")
 
+	// A level holding a dot is one box, unlike two levels.
+	require.NoError(t, f.cat.CreateNamespace(ctx, catalog.Namespace{"demo.eu"}, nil))
+	require.NoError(t, f.cat.CreateNamespace(ctx, catalog.Namespace{"demo", "eu"}, nil))
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.url+"/ui/catalog"), chromedp.WaitVisible(chromedp.CSS(`.ns-list`))))
+	assert.Equal(t, "demo;demo|eu;demo.eu", eval(`Array.from(document.querySelectorAll('.ns h2')).map(h => Array.from(h.querySelectorAll('.lvl')).map(l => l.textContent).join("|")).join(";")`))
 	a11y("catalog")
 	shot("console-catalog.png")
 

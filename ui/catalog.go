@@ -2,11 +2,13 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,20 +22,24 @@ import (
 	"github.com/tarnhq/tarn/spec"
 )
 
-// maxNamespaces bounds the namespaces the catalog page walks (one API
-// request each for tables and views): a first slice for catalogs of a
-// few hundred namespaces; paging is for a later one.
-const maxNamespaces = 500
-
 // unitSeparator joins namespace levels in console paths, as the REST
 // spec does in its own ({namespace} is the levels joined by %1F).
 const unitSeparator = "\x1f"
 
 func joinLevels(ns []string) string { return strings.Join(ns, unitSeparator) }
 
+// namespacesPerPage is how many namespaces a catalog page shows, each
+// with its tables and views (two API requests per namespace): a page
+// stays fast whatever the catalog holds; the links page on.
+const namespacesPerPage = 100
+
+// listPageSize is the pageSize the console asks the API's lists for; it
+// follows next-page-token until the list ends.
+const listPageSize = 1000
+
 // nsEntry is one namespace of the catalog page.
 type nsEntry struct {
-	Name   string // levels joined by dots, for reading
+	Key    string // the levels as a JSON array: unique, for scripts and tests
 	Levels []string
 	Tables []link
 	Views  []link
@@ -43,12 +49,39 @@ type link struct{ Name, URL string }
 
 type catalogData struct {
 	Namespaces []nsEntry
-	Truncated  bool
+	// Page is 1-based; First and Last number the namespaces shown, of
+	// Total; Prev and Next link the neighbouring pages (empty: none).
+	Page, First, Last, Total int
+	Prev, Next               string
+}
+
+// listPages sends GET path (without a query, or with one) with
+// pageToken and pageSize, following next-page-token to the end, and
+// hands each page to add (spec: parameters/page-token).
+func listPages[T any](ctx context.Context, api apiClient, path string, next func(T) *string, add func(T)) error {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	token := ""
+	for {
+		var resp T
+		q := fmt.Sprintf("%s%spageSize=%d&pageToken=%s", path, sep, listPageSize, url.QueryEscape(token))
+		if err := api.do(ctx, http.MethodGet, q, nil, &resp); err != nil {
+			return err
+		}
+		add(resp)
+		t := next(resp)
+		if t == nil || *t == "" || *t == token {
+			return nil
+		}
+		token = *t
+	}
 }
 
 // namespaces lists every namespace the principal may see, parents
-// before children, through GET /v1/namespaces?parent=.
-func (c *Console) namespaces(ctx context.Context, api apiClient) ([][]string, bool, error) {
+// before children, through GET /v1/namespaces?parent= (each list paged).
+func (c *Console) namespaces(ctx context.Context, api apiClient) ([][]string, error) {
 	var out [][]string
 	queue := [][]string{nil}
 	for len(queue) > 0 {
@@ -58,47 +91,67 @@ func (c *Console) namespaces(ctx context.Context, api apiClient) ([][]string, bo
 		if parent != nil {
 			path += "?parent=" + url.QueryEscape(joinLevels(parent))
 		}
-		var resp spec.ListNamespacesResponse
-		if err := api.do(ctx, http.MethodGet, path, nil, &resp); err != nil {
-			return nil, false, err
+		var level [][]string
+		err := listPages(ctx, api, path, func(r spec.ListNamespacesResponse) *string { return r.NextPageToken },
+			func(r spec.ListNamespacesResponse) { level = append(level, r.Namespaces...) })
+		if err != nil {
+			return nil, err
 		}
-		slices.SortFunc(resp.Namespaces, func(a, b []string) int { return slices.Compare(a, b) })
-		for _, ns := range resp.Namespaces {
-			if len(out) == maxNamespaces {
-				return out, true, nil
-			}
-			out = append(out, ns)
-			queue = append(queue, ns)
-		}
+		slices.SortFunc(level, func(a, b []string) int { return slices.Compare(a, b) })
+		out = append(out, level...)
+		queue = append(queue, level...)
 	}
-	return out, false, nil
+	return out, nil
+}
+
+// idents lists namespace ns's tables or views (kind), by name.
+func idents(ctx context.Context, api apiClient, ns []string, kind string) ([]spec.TableIdentifier, error) {
+	var out []spec.TableIdentifier
+	err := listPages(ctx, api, "/v1/namespaces/"+nsPath(ns)+"/"+kind, func(r spec.ListTablesResponse) *string { return r.NextPageToken },
+		func(r spec.ListTablesResponse) { out = append(out, r.Identifiers...) })
+	slices.SortFunc(out, func(a, b spec.TableIdentifier) int { return strings.Compare(a.Name, b.Name) })
+	return out, err
 }
 
 func (c *Console) catalogPage(w http.ResponseWriter, r *http.Request) {
 	api, ctx := c.api(r), r.Context()
-	all, truncated, err := c.namespaces(ctx, api)
+	all, err := c.namespaces(ctx, api)
 	if err != nil {
 		c.fail(w, r, err, "")
 		return
 	}
 	slices.SortFunc(all, func(a, b []string) int { return slices.Compare(a, b) })
-	d := catalogData{Truncated: truncated}
-	for _, ns := range all {
-		e := nsEntry{Name: strings.Join(ns, "."), Levels: ns}
+	d := catalogData{Page: 1, Total: len(all)}
+	if s := r.URL.Query().Get("page"); s != "" {
+		if d.Page, err = strconv.Atoi(s); err != nil || d.Page < 1 {
+			c.fail(w, r, &APIError{Status: http.StatusBadRequest}, fmt.Sprintf("Page %q is not a page number.", s))
+			return
+		}
+	}
+	from := min((d.Page-1)*namespacesPerPage, len(all))
+	to := min(from+namespacesPerPage, len(all))
+	d.First, d.Last = from+1, to
+	if d.Page > 1 {
+		d.Prev = fmt.Sprintf("%s/catalog?page=%d", Prefix, d.Page-1)
+	}
+	if to < len(all) {
+		d.Next = fmt.Sprintf("%s/catalog?page=%d", Prefix, d.Page+1)
+	}
+	for _, ns := range all[from:to] {
+		key, _ := json.Marshal(ns) // strings only: cannot fail
+		e := nsEntry{Key: string(key), Levels: ns}
 		for _, kind := range []string{"tables", "views"} {
-			var resp spec.ListTablesResponse
-			if err := api.do(ctx, http.MethodGet, "/v1/namespaces/"+nsPath(ns)+"/"+kind, nil, &resp); err != nil {
+			ids, err := idents(ctx, api, ns, kind)
+			if err != nil {
 				c.fail(w, r, err, "")
 				return
 			}
-			slices.SortFunc(resp.Identifiers, func(a, b spec.TableIdentifier) int { return strings.Compare(a.Name, b.Name) })
-			for _, id := range resp.Identifiers {
-				l := link{Name: id.Name, URL: tableURL(catalog.Ident{Namespace: id.Namespace, Name: id.Name})}
+			for _, id := range ids {
+				ident := catalog.Ident{Namespace: id.Namespace, Name: id.Name}
 				if kind == "views" {
-					l.URL = viewURL(catalog.Ident{Namespace: id.Namespace, Name: id.Name})
-					e.Views = append(e.Views, l)
+					e.Views = append(e.Views, link{Name: id.Name, URL: viewURL(ident)})
 				} else {
-					e.Tables = append(e.Tables, l)
+					e.Tables = append(e.Tables, link{Name: id.Name, URL: tableURL(ident)})
 				}
 			}
 		}
@@ -198,6 +251,7 @@ type tableData struct {
 	Topic            string // the topic materialized into the table, if any
 	TopicURL         string
 	Snippets         []snippet
+	State            tableState
 }
 
 func (c *Console) tablePage(w http.ResponseWriter, r *http.Request) {
@@ -258,8 +312,12 @@ func (c *Console) tablePage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if d.State, err = c.tableState(ctx, api, id); err != nil {
+		c.fail(w, r, err, "")
+		return
+	}
 	d.Snippets = c.snippets(r, id)
-	c.render(w, r, http.StatusOK, "table", page{Title: d.Name, Nav: "catalog", Data: d})
+	c.render(w, r, http.StatusOK, "table", page{Title: identText(id.Namespace, id.Name), Nav: "catalog", Data: d})
 }
 
 // snapshotOf is a snapshot's row; Tarn's offsets summary
@@ -294,6 +352,7 @@ func snapshotOf(s table.Snapshot, current *int64) snapshotRow {
 }
 
 type viewData struct {
+	Ident           catalog.Ident
 	Name            string
 	Location        string
 	UUID            string
@@ -326,7 +385,7 @@ func (c *Console) viewPage(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, fmt.Errorf("view %s: %w", id, err), "")
 		return
 	}
-	d := viewData{Name: catalog.FormatIdent(id), Location: md.Location(), UUID: md.ViewUUID().String(), FormatVersion: md.FormatVersion(),
+	d := viewData{Ident: id, Name: catalog.FormatIdent(id), Location: md.Location(), UUID: md.ViewUUID().String(), FormatVersion: md.FormatVersion(),
 		VersionID: md.CurrentVersionID()}
 	if sc := md.CurrentSchema(); sc != nil {
 		d.SchemaID, d.Fields = sc.ID, fieldRows(sc.Fields(), "", 0)
@@ -347,5 +406,5 @@ func (c *Console) viewPage(w http.ResponseWriter, r *http.Request) {
 	for _, k := range slices.Sorted(maps.Keys(props)) {
 		d.Properties = append(d.Properties, kv{k, props[k]})
 	}
-	c.render(w, r, http.StatusOK, "view", page{Title: d.Name, Nav: "catalog", Data: d})
+	c.render(w, r, http.StatusOK, "view", page{Title: identText(id.Namespace, id.Name), Nav: "catalog", Data: d})
 }

@@ -4,18 +4,24 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/delta"
 	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/offsets"
+	"github.com/tarnhq/tarn/publish"
 	"github.com/tarnhq/tarn/spec"
 )
 
@@ -193,4 +199,168 @@ func TestActionsRefuseForgedRequests(t *testing.T) {
 	p = b.post("/ui/topics/flights/disable", url.Values{"confirmed": {"yes"}, "csrf": {tok}})
 	require.Equal(t, http.StatusSeeOther, p.status, p.body)
 	assert.Equal(t, topics.StateDisabled, f.waitTopic(t, func(topics.Status) bool { return true }).State)
+}
+
+// TestTablePageShowsMaintenanceFormatsAndPublishing: a table's page shows
+// what the management API reports of it: each maintenance job's last run
+// and result (GET /management/v1/maintenance), its Delta log's version
+// (GET .../tables/{table}/formats) and its state in each publish target
+// (GET /management/v1/publish).
+func TestTablePageShowsMaintenanceFormatsAndPublishing(t *testing.T) {
+	f := newFixture(t, false)
+	on := true
+	_, err := f.mgr.Enable(t.Context(), topics.TopicConfig{Topic: "flights", Table: "demo.flights", TargetLagMs: 1000, Delta: &on})
+	require.NoError(t, err)
+	f.produce(t, 0, f.values[:30]...)
+	f.waitTopic(t, func(st topics.Status) bool { return st.Rows == 30 })
+	f.produce(t, 1, f.values[30:60]...)
+	f.waitTopic(t, func(st topics.Status) bool { return st.Rows == 60 && st.LagRecords != nil && *st.LagRecords == 0 })
+	id := catalog.Ident{Namespace: catalog.Namespace{"demo"}, Name: "flights"}
+	results, err := f.maint.RunJobs(t.Context(), id, []string{maintenance.JobCompact, maintenance.JobExpire, maintenance.JobOrphans})
+	require.NoError(t, err)
+	require.Len(t, results, 3)
+
+	var ms maintenance.Status
+	require.Equal(t, http.StatusOK, f.api(t, http.MethodGet, "/management/v1/maintenance", "", &ms))
+	require.Len(t, ms.Tables, 1)
+	var fm delta.Formats
+	var ps publish.Status
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		require.Equal(t, http.StatusOK, f.api(t, http.MethodGet, "/management/v1/tables/demo.flights/formats", "", &fm))
+		require.Equal(t, http.StatusOK, f.api(t, http.MethodGet, "/management/v1/publish", "", &ps))
+		if fm.Delta.SnapshotID != nil && fm.Iceberg.SnapshotID != nil && *fm.Delta.SnapshotID == *fm.Iceberg.SnapshotID &&
+			len(ps.Targets[0].Tables) == 1 && ps.Targets[0].Tables[0].State == publish.StatePublished {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "formats %+v, publish %+v", fm, ps)
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	p := f.browser(t).get("/ui/namespaces/demo/tables/flights")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	sec := section(t, p.body, `id="maintenance"`)
+	for _, r := range results {
+		row := section(t, sec, `data-job="`+r.Job+`"`)
+		js := ms.Tables[0].Jobs[r.Job]
+		assert.Contains(t, row, `datetime="`+js.LastRun.UTC().Format(time.RFC3339)+`"`, r.Job)
+		switch {
+		case r.Skipped != "":
+			assert.Contains(t, row, "skipped: "+r.Skipped, r.Job)
+		case r.Job == maintenance.JobCompact:
+			assert.Contains(t, row, fmt.Sprintf("%d files rewritten into %d", r.FilesRewritten, r.FilesAdded))
+		case r.Job == maintenance.JobExpire:
+			assert.Contains(t, row, fmt.Sprintf("%d snapshots expired", r.SnapshotsExpired))
+		case r.Job == maintenance.JobOrphans:
+			assert.Contains(t, row, fmt.Sprintf("%d orphan files removed", r.OrphansRemoved))
+		}
+	}
+	assert.NotContains(t, sec, `data-job="manifests"`, "a job that did not run has no row")
+
+	sec = section(t, p.body, `id="formats"`)
+	assert.Contains(t, sec, `<dd data-field="delta-enabled">on</dd>`)
+	assert.Contains(t, sec, fmt.Sprintf(`<dd data-field="delta-version">%d</dd>`, *fm.Delta.Version))
+	assert.Contains(t, sec, "<code>"+fm.Delta.Location+"</code>")
+	row := section(t, sec, `data-target="lake"`)
+	assert.Contains(t, row, `<td data-field="publish-state">published</td>`)
+	assert.Contains(t, row, "<code>demo.flights</code>", "the target's name of the table")
+	assert.Contains(t, row, fmt.Sprintf("<code>%d</code>", *ps.Targets[0].Tables[0].SnapshotID))
+}
+
+// TestTablePageBeforeMaintenance: a table no maintenance job has run on,
+// with Delta output off, says so.
+func TestTablePageBeforeMaintenance(t *testing.T) {
+	f := newFixture(t, false)
+	f.enable(t)
+	f.produce(t, 0, f.values[:5]...)
+	f.waitTopic(t, func(st topics.Status) bool { return st.Rows == 5 })
+	p := f.browser(t).get("/ui/namespaces/demo/tables/flights")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, section(t, p.body, `id="maintenance"`), "No maintenance job has run on this table since Tarn started.")
+	assert.Contains(t, section(t, p.body, `id="formats"`), `<dd data-field="delta-enabled">off</dd>`)
+}
+
+// section is body from attr to the next </section> (for an id) or </tr>
+// (for a data- attribute: a table row).
+func section(t *testing.T, body, attr string) string {
+	t.Helper()
+	i := strings.Index(body, attr)
+	require.GreaterOrEqual(t, i, 0, "no %s in the page", attr)
+	end := "</section>"
+	if strings.HasPrefix(attr, "data-") {
+		end = "</tr>"
+	}
+	s := body[i:]
+	if j := strings.Index(s, end); j >= 0 {
+		return s[:j]
+	}
+	return s
+}
+
+// TestCatalogPagesThroughEveryNamespace pins a defect: the catalog page
+// walked at most 500 namespaces and said "Showing the first 500", so the
+// rest of a larger catalog could not be reached from the console. Now it
+// lists every namespace (following the API's next-page-token) and pages
+// them, each page linking the next.
+func TestCatalogPagesThroughEveryNamespace(t *testing.T) {
+	f := newFixture(t, false)
+	want := map[string]bool{}
+	for i := range 620 {
+		ns := catalog.Namespace{fmt.Sprintf("ns%04d", i)}
+		require.NoError(t, f.cat.CreateNamespace(t.Context(), ns, nil))
+		want[`[&#34;`+ns[0]+`&#34;]`] = true
+	}
+	b := f.browser(t)
+	got := map[string]bool{}
+	next, pages := "/ui/catalog", 0
+	for next != "" {
+		p := b.get(next)
+		require.Equal(t, http.StatusOK, p.status, p.body)
+		pages++
+		require.Less(t, pages, 20, "the pages do not end")
+		for _, k := range attrs(p.body, "data-namespace") {
+			assert.False(t, got[k], "namespace %s on two pages", k)
+			got[k] = true
+		}
+		next = ""
+		if m := regexp.MustCompile(`<a href="([^"]*)" rel="next">`).FindStringSubmatch(p.body); m != nil {
+			next = m[1]
+		}
+	}
+	assert.Equal(t, want, got, "every namespace, once")
+	assert.Equal(t, 7, pages)
+	assert.Equal(t, http.StatusBadRequest, b.get("/ui/catalog?page=0").status)
+}
+
+// TestDottedLevelsShownDistinctly pins a defect: a namespace level
+// holding a dot made the table page's title the identifier's raw JSON
+// ({"namespace":["a.b"],"name":"t"}), and the catalog page showed
+// ["a.b"] and ["a", "b"] both as "a.b". Now every level is its own box.
+func TestDottedLevelsShownDistinctly(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := t.Context()
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "x", Type: iceberg.PrimitiveTypes.Int64})
+	for _, ns := range []catalog.Namespace{{"a.b"}, {"a"}, {"a", "b"}} {
+		require.NoError(t, f.cat.CreateNamespace(ctx, ns, nil))
+	}
+	for _, ns := range []catalog.Namespace{{"a.b"}, {"a", "b"}} {
+		_, err := f.cat.CreateTable(ctx, f.wh, ns, spec.CreateTableRequest{Name: "t", Schema: sc})
+		require.NoError(t, err)
+	}
+	b := f.browser(t)
+	p := b.get("/ui/catalog")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	one := `<span class="ident"><span class="lvl">a.b</span></span>`
+	two := `<span class="ident"><span class="lvl">a</span><span class="sep" aria-hidden="true">›</span><span class="lvl">b</span></span>`
+	assert.Equal(t, 1, strings.Count(p.body, one), "[a.b]")
+	assert.Equal(t, 1, strings.Count(p.body, two), "[a b]")
+
+	p = b.get("/ui/namespaces/" + url.PathEscape("a.b") + "/tables/t")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, p.body, "<title>a.b › t · Tarn</title>")
+	assert.Contains(t, p.body, `<h1><span class="ident"><span class="lvl">a.b</span><span class="sep" aria-hidden="true">›</span><span class="lvl name">t</span></span>`)
+	assert.NotContains(t, p.body, "&#34;namespace&#34;", "no raw JSON identifier")
+	p = b.get("/ui/namespaces/a%1Fb/tables/t")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, p.body, "<title>a › b › t · Tarn</title>")
 }

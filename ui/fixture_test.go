@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	hamba "github.com/hamba/avro/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -26,9 +27,13 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/tarnhq/tarn/auth"
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/delta"
 	"github.com/tarnhq/tarn/ingest/topics"
 	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/internal/testserver"
+	"github.com/tarnhq/tarn/maintenance"
+	"github.com/tarnhq/tarn/publish"
 	"github.com/tarnhq/tarn/server"
 )
 
@@ -47,6 +52,12 @@ type fixture struct {
 	auth   *auth.Service
 	logs   *syncBuffer
 	mgr    *topics.Manager
+	cat    *catalog.Catalog
+	wh     *catalog.Warehouse
+	maint  *maintenance.Scheduler
+	delta  *delta.Publisher
+	pub    *publish.Publisher
+	target *memTarget
 }
 
 type syncBuffer struct {
@@ -92,8 +103,19 @@ func newFixture(t *testing.T, oauth2 bool) *fixture {
 	require.NoError(t, err)
 	require.NoError(t, m.Start(ctx))
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
-	f := &fixture{rc: rc, values: values, logs: logs, mgr: m}
-	cfg := server.Config{Logger: log, Topics: m}
+	f := &fixture{rc: rc, values: values, logs: logs, mgr: m, cat: cat, wh: wh, target: &memTarget{}}
+	// Maintenance (passes only on request), the Delta publisher and a
+	// catalog publisher with one target, as tarn serve wires them.
+	f.maint, err = maintenance.New(maintenance.Config{Disabled: true}, maintenance.Deps{Catalog: cat, Logger: log, Metrics: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	f.delta, err = delta.New(delta.Config{}, delta.Deps{Tables: delta.CatalogTables(cat), Logger: log})
+	require.NoError(t, err)
+	cat.AddCommitObserver(f.delta)
+	f.pub, err = publish.New([]publish.Targeted{{Config: publish.TargetConfig{Name: "lake", Type: publish.TypeGlue, Namespaces: []string{"demo"}}, Target: f.target}},
+		publish.Deps{Tables: delta.CatalogTables(cat), Store: store, Logger: log})
+	require.NoError(t, err)
+	cat.AddCommitObserver(f.pub)
+	cfg := server.Config{Logger: log, Topics: m, Maintenance: f.maint, Formats: f.delta, Publish: f.pub}
 	if oauth2 {
 		key, err := auth.LoadOrCreateKey(dir)
 		require.NoError(t, err)
@@ -112,7 +134,11 @@ func newFixture(t *testing.T, oauth2 bool) *fixture {
 	sctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(sctx, l) }()
-	t.Cleanup(func() { cancel(); <-done })
+	pubDone := make(chan struct{})
+	go func() { defer close(pubDone); _ = f.pub.Run(sctx) }()
+	deltaDone := make(chan struct{})
+	go func() { defer close(deltaDone); f.delta.Run(sctx) }()
+	t.Cleanup(func() { cancel(); <-done; <-pubDone; <-deltaDone })
 	f.url = "http://" + l.Addr().String()
 	f.prod, err = kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic(demo.Topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -264,6 +290,36 @@ func attrs(body, name string) []string {
 		out = append(out, m[1])
 	}
 	return out
+}
+
+// memTarget is a publish target in memory (a Glue stand-in): it names
+// table id "namespace_name" and records the metadata location published.
+type memTarget struct {
+	mu  sync.Mutex
+	loc map[string]string
+}
+
+func (m *memTarget) Name(id catalog.Ident) (string, error) {
+	return strings.Join(id.Namespace, "_") + "." + id.Name, nil
+}
+
+func (m *memTarget) Publish(_ context.Context, id catalog.Ident, tbl *table.Table, _ publish.Record) (string, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	name, _ := m.Name(id)
+	if m.loc == nil {
+		m.loc = map[string]string{}
+	}
+	m.loc[name] = tbl.MetadataLocation()
+	return name, tbl.MetadataLocation(), nil
+}
+
+func (m *memTarget) Remove(_ context.Context, last publish.Record) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.loc[last.Remote]
+	delete(m.loc, last.Remote)
+	return ok, nil
 }
 
 func kgoRecord(v []byte, p int32) *kgo.Record { return &kgo.Record{Value: v, Partition: p} }

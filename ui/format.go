@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ var funcs = template.FuncMap{
 	"utc":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"f1":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"ident":   identHTML,
 }
 
 // count is n with thin spaces between thousands (12 345 678), readable
@@ -78,4 +80,39 @@ func ago(now, t time.Time) string {
 		return "in " + seconds(-d)
 	}
 	return seconds(d) + " ago"
+}
+
+// identHTML shows a namespace's levels (and a table's or view's name,
+// when not empty) each in its own box, separated by a "›" the screen
+// reader skips: a level may hold a dot, so ["a.b"] and ["a", "b"] must
+// not both read "a.b" (catalog.FormatIdent's JSON form is exact but
+// unreadable on a page).
+func identHTML(levels []string, name string) template.HTML {
+	var b strings.Builder
+	b.WriteString(`<span class="ident">`)
+	parts := append(slices.Clone(levels), name)
+	if name == "" {
+		parts = parts[:len(parts)-1]
+	}
+	for i, l := range parts {
+		if i > 0 {
+			b.WriteString(`<span class="sep" aria-hidden="true">›</span>`)
+		}
+		cls := "lvl"
+		if name != "" && i == len(parts)-1 {
+			cls = "lvl name"
+		}
+		b.WriteString(`<span class="` + cls + `">` + template.HTMLEscapeString(l) + `</span>`)
+	}
+	b.WriteString(`</span>`)
+	return template.HTML(b.String())
+}
+
+// identText is identHTML as plain text (a page's <title>).
+func identText(levels []string, name string) string {
+	parts := slices.Clone(levels)
+	if name != "" {
+		parts = append(parts, name)
+	}
+	return strings.Join(parts, " › ")
 }
