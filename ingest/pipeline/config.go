@@ -77,7 +77,8 @@ const (
 	// by position deletes.
 	ModeUpsert Mode = "upsert"
 	// ModeDebezium reads Debezium change events (the envelope
-	// before/after/op/source/ts_ms, docs/upsert.md "Debezium") and keeps
+	// before/after/op/source/ts_ms, or its ExtractNewRecordState form:
+	// Config.Envelope; docs/upsert.md "Debezium") and keeps
 	// one row per Kafka record key, like ModeUpsert: ops c, r and u
 	// upsert the event's after, d and tombstones delete the key, t
 	// (truncate) empties the table. The table's columns are after's.
@@ -100,6 +101,24 @@ const (
 	// TruncateIgnore moves past the event (logged): the rows stay until
 	// their own deletes arrive.
 	TruncateIgnore TruncateAction = "ignore"
+)
+
+// Envelope is the form of a debezium topic's change events.
+type Envelope string
+
+const (
+	// EnvelopeFull: Debezium's change event envelope, {"before", "after",
+	// "source", "op", "ts_ms"}; the rows are after's. The default.
+	EnvelopeFull Envelope = "full"
+	// EnvelopeFlattened: the events flattened by Debezium's
+	// io.debezium.transforms.ExtractNewRecordState transform
+	// (https://debezium.io/documentation/reference/3.6/transformations/event-flattening.html):
+	// the value is the row itself; a field __deleted "true"
+	// (delete.tombstone.handling.mode rewrite or rewrite-with-tombstone)
+	// or __op "d" (add.fields=op) makes it a delete of its key, and a
+	// tombstone deletes its key. The table's columns are the value's,
+	// __deleted, __op and the other added fields included.
+	EnvelopeFlattened Envelope = "flattened"
 )
 
 // Config is one topic materialized into one table. The zero values of
@@ -171,6 +190,10 @@ type Config struct {
 	// TruncateDelete (default) or TruncateIgnore. Empty for the other
 	// modes.
 	Truncate TruncateAction
+	// Envelope is, in mode debezium, the form of the change events:
+	// EnvelopeFull (default) or EnvelopeFlattened. Empty for the other
+	// modes.
+	Envelope Envelope
 }
 
 // WithDefaults returns c with every zero-valued optional field set to its
@@ -199,6 +222,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Mode == ModeDebezium && c.Truncate == "" {
 		c.Truncate = TruncateDelete
+	}
+	if c.Mode == ModeDebezium && c.Envelope == "" {
+		c.Envelope = EnvelopeFull
 	}
 	if c.Format == FormatJSON {
 		if c.TimestampUnit == "" {
@@ -250,6 +276,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: an %s table is unpartitioned (partition-spec %v given; see docs/upsert.md)", ErrInvalidConfig, c.Mode, c.PartitionSpec)
 	case c.Mode != ModeDebezium && c.Truncate != "":
 		return fmt.Errorf("%w: truncate is for mode debezium only", ErrInvalidConfig)
+	case c.Mode != ModeDebezium && c.Envelope != "":
+		return fmt.Errorf("%w: envelope is for mode debezium only", ErrInvalidConfig)
+	case c.Mode == ModeDebezium && c.Envelope != EnvelopeFull && c.Envelope != EnvelopeFlattened:
+		return fmt.Errorf("%w: unknown envelope %q (full: Debezium's change event envelope, or flattened: its ExtractNewRecordState transform's output)", ErrInvalidConfig, c.Envelope)
 	case c.Mode == ModeDebezium && c.Truncate != TruncateDelete && c.Truncate != TruncateIgnore:
 		return fmt.Errorf("%w: unknown truncate action %q (delete or ignore)", ErrInvalidConfig, c.Truncate)
 	case c.Mode == ModeDebezium && c.Format != FormatConnectJSON && c.Format != FormatJSON:

@@ -286,7 +286,7 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 	// The coverage of the decoder being replaced is kept.
 	p.coverBefore = p.coverBefore.Merge(p.schemas.coverage())
 	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc, p.cfg.jsonOptions()...)
-	p.schemas.changes = p.cfg.Mode == ModeDebezium
+	p.schemas.changes = p.cfg.Mode == ModeDebezium && p.cfg.Envelope != EnvelopeFlattened
 	p.unevolvable = map[int]error{}
 	return nil
 }
@@ -555,7 +555,15 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	if p.cfg.Mode == ModeDebezium {
 		// A change event: its after is the row (docs/upsert.md,
 		// "Debezium").
-		ch, cerr := p.changes.Read(payload)
+		var ch connect.Change
+		var cerr error
+		if p.cfg.Envelope == EnvelopeFlattened {
+			// ExtractNewRecordState's form: the row, its __deleted or
+			// __op saying whether it is a delete.
+			ch, cerr = p.changes.ReadFlattened(payload)
+		} else {
+			ch, cerr = p.changes.Read(payload)
+		}
 		if cerr != nil {
 			return bad(KindMalformed, r.id, cerr)
 		}

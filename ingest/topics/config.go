@@ -65,6 +65,12 @@ type TopicConfig struct {
 	// does: delete (default: the table is emptied, as the source table
 	// was) or ignore (pipeline.Config.Truncate). Fixed at enable.
 	Truncate string `json:"truncate,omitempty"`
+	// Envelope, for mode debezium only, is the form of the change
+	// events: full (default: Debezium's envelope, before/after/op/...)
+	// or flattened (by Debezium's ExtractNewRecordState transform:
+	// the row, with __deleted / __op marking deletes;
+	// pipeline.Config.Envelope). Fixed at enable.
+	Envelope string `json:"envelope,omitempty"`
 	// PartitionSpec lists partition fields as Iceberg transforms over
 	// column paths; absent (null) means ["day(_kafka.timestamp)"] (for
 	// mode upsert: []), [] means unpartitioned.
@@ -166,6 +172,9 @@ func (c TopicConfig) withDefaults() TopicConfig {
 	if c.Mode == string(pipeline.ModeDebezium) && c.Truncate == "" {
 		c.Truncate = string(pipeline.TruncateDelete)
 	}
+	if c.Mode == string(pipeline.ModeDebezium) && c.Envelope == "" {
+		c.Envelope = string(pipeline.EnvelopeFull)
+	}
 	if c.TargetLagMs == 0 {
 		c.TargetLagMs = DefaultTargetLagMs
 	}
@@ -228,6 +237,7 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 		FieldNameMatching:   pipeline.FieldNameMatching(c.FieldNameMatching),
 		Mode:                pipeline.Mode(c.Mode),
 		Truncate:            pipeline.TruncateAction(c.Truncate),
+		Envelope:            pipeline.Envelope(c.Envelope),
 	}
 	if pc.Mode.Keyed() && c.Delta != nil && *c.Delta {
 		// The Delta publisher refuses snapshots with delete files (the log
