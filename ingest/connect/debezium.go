@@ -53,6 +53,11 @@ type Change struct {
 	// After is the JSON text of the row after the change (a sub-slice of
 	// the payload); nil when the event's after is null or absent.
 	After []byte
+	// Before is the JSON text of the row before the change (a sub-slice
+	// of the payload): on a d, its key columns (all its columns under
+	// REPLICA IDENTITY FULL); nil when null or absent, and in the
+	// flattened form.
+	Before []byte
 	// SourceTsMillis is source.ts_ms, the time the change was committed
 	// in the database (ms since the epoch); TsMillis the envelope's ts_ms,
 	// when the connector processed it. -1 when absent or null.
@@ -67,7 +72,7 @@ type ChangeReader struct {
 }
 
 // Read reads the change event whose envelope is the JSON text payload.
-// Members other than op, after, source and ts_ms (before, transaction,
+// Members other than op, before, after, source and ts_ms (transaction,
 // ts_us, ts_ns, ...) are checked for syntax only.
 //
 // Errors are *codec.FieldError wrapping codec.ErrMalformed: payload is not
@@ -114,14 +119,18 @@ func (cr *ChangeReader) Read(payload []byte) (Change, error) {
 				tok, _ := jsontext.NewDecoder(bytes.NewReader(v)).ReadToken()
 				op = tok.String()
 			}
-		case "after":
+		case "after", "before":
 			switch v.Kind() {
 			case 'n':
 			case '{':
 				end := d.InputOffset()
-				c.After = payload[end-int64(len(v)) : end]
+				if name == "after" {
+					c.After = payload[end-int64(len(v)) : end]
+				} else {
+					c.Before = payload[end-int64(len(v)) : end]
+				}
 			default:
-				return bad("after", "want an object (the row) or null, got %s", v.Kind())
+				return bad(name, "want an object (the row) or null, got %s", v.Kind())
 			}
 		case "ts_ms":
 			if c.TsMillis, err = millis(v, "ts_ms"); err != nil {

@@ -50,10 +50,12 @@ var capturedBig = func() string {
 }()
 
 // replayCaptured produces the captured records of topic (a file of
-// testdata/debezium) to topic, in order, and returns how many. The Avro
+// testdata/debezium) to topic, in order, and returns how many; with
+// keyless, every record that has a value is produced without its key (a
+// tombstone keeps it). The Avro
 // ones' schemas are registered in w's registry under <topic>-key and
 // <topic>-value, and their headers rewritten to the new ids.
-func (w *world) replayCaptured(topic string) int64 {
+func (w *world) replayCaptured(topic string, keyless bool) int64 {
 	w.t.Helper()
 	dir := filepath.Join("testdata", "debezium")
 	var schemas map[int]string
@@ -93,6 +95,9 @@ func (w *world) replayCaptured(topic string) int64 {
 				c.Value = reframe(c.Value, topic+"-value")
 			}
 		}
+		if keyless && c.Value != nil {
+			c.Key = nil
+		}
 		recs = append(recs, &kgo.Record{Topic: topic, Key: c.Key, Value: c.Value})
 	}
 	require.NoError(w.t, sc.Err())
@@ -128,24 +133,38 @@ func (w *world) itemRows(name string) map[int64][2]any {
 // table equals its source table after the changes: the snapshot reads,
 // the update that left a TOASTed body alone (its placeholder replaced by
 // the committed value), the primary-key change, the multi-row transaction
-// and the deletes with their tombstones.
+// and the deletes with their tombstones. With key-fields id, the same
+// without the records' Kafka keys: a d finds its key in before, a
+// flattened delete in its row, a tombstone in its Kafka key.
 func TestDebeziumCaptured(t *testing.T) {
 	cases := []struct {
 		prefix   string
 		format   pipeline.Format
 		envelope pipeline.Envelope
+		// keyFields: the events are produced without their Kafka keys
+		// (tombstones keep theirs), the rows keyed by column id.
+		keyFields bool
 	}{
-		{"json", pipeline.FormatConnectJSON, pipeline.EnvelopeFull},
-		{"flatjson", pipeline.FormatConnectJSON, pipeline.EnvelopeFlattened},
+		{"json", pipeline.FormatConnectJSON, pipeline.EnvelopeFull, false},
+		{"flatjson", pipeline.FormatConnectJSON, pipeline.EnvelopeFlattened, false},
+		{"json", pipeline.FormatConnectJSON, pipeline.EnvelopeFull, true},
+		{"flatjson", pipeline.FormatConnectJSON, pipeline.EnvelopeFlattened, true},
 	}
 	for _, c := range cases {
 		for table, want := range map[string]map[int64][2]any{"items": capturedItems, "items_full": capturedItemsFull} {
 			topic := c.prefix + ".public." + table
-			t.Run(topic, func(t *testing.T) {
+			name := topic
+			if c.keyFields {
+				name += "/key-fields"
+			}
+			t.Run(name, func(t *testing.T) {
 				w := newWorld(t, topic)
-				n := w.replayCaptured(topic)
+				n := w.replayCaptured(topic, c.keyFields)
 				cfg := w.config(topic, c.format)
 				cfg.Mode, cfg.Envelope = pipeline.ModeDebezium, c.envelope
+				if c.keyFields {
+					cfg.KeyFields = []string{"id"}
+				}
 				p, stop := w.start(cfg)
 				st := w.waitNext(p, n)
 				require.NoError(t, stop())

@@ -194,6 +194,14 @@ type Config struct {
 	// EnvelopeFull (default) or EnvelopeFlattened. Empty for the other
 	// modes.
 	Envelope Envelope
+	// KeyFields names the top-level value columns (int, long, string or
+	// boolean) whose values are a row's key in mode upsert or debezium,
+	// instead of the Kafka record key: for a Kafka key that is absent,
+	// or not the key wanted. A record without a value (a tombstone) is
+	// matched through its Kafka key, which must then be an object
+	// holding those columns (Debezium's key struct is). Formats json and
+	// connect-json. nil: the Kafka record key.
+	KeyFields []string
 }
 
 // WithDefaults returns c with every zero-valued optional field set to its
@@ -280,6 +288,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: envelope is for mode debezium only", ErrInvalidConfig)
 	case c.Mode == ModeDebezium && c.Envelope != EnvelopeFull && c.Envelope != EnvelopeFlattened:
 		return fmt.Errorf("%w: unknown envelope %q (full: Debezium's change event envelope, or flattened: its ExtractNewRecordState transform's output)", ErrInvalidConfig, c.Envelope)
+	case len(c.KeyFields) > 0 && !c.Mode.Keyed():
+		return fmt.Errorf("%w: key-fields is for modes upsert and debezium", ErrInvalidConfig)
+	case len(c.KeyFields) > 0 && c.Format != FormatJSON && c.Format != FormatConnectJSON:
+		return fmt.Errorf("%w: key-fields reads formats json and connect-json; format %s is not supported yet (docs/upsert.md)", ErrInvalidConfig, c.Format)
 	case c.Mode == ModeDebezium && c.Truncate != TruncateDelete && c.Truncate != TruncateIgnore:
 		return fmt.Errorf("%w: unknown truncate action %q (delete or ignore)", ErrInvalidConfig, c.Truncate)
 	case c.Mode == ModeDebezium && c.Format != FormatConnectJSON && c.Format != FormatJSON:
@@ -319,6 +331,16 @@ func (c Config) Validate() error {
 	}
 	for _, f := range c.PartitionSpec {
 		if _, err := ParsePartitionField(f); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		}
+	}
+	for i, f := range c.KeyFields {
+		if f == "" || slices.Contains(c.KeyFields[:i], f) {
+			return fmt.Errorf("%w: key-fields %v: names must be non-empty and distinct", ErrInvalidConfig, c.KeyFields)
+		}
+	}
+	if c.Schema != nil && len(c.KeyFields) > 0 {
+		if err := checkKeyFields(c.Schema, c.KeyFields, false); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
 	}

@@ -124,6 +124,9 @@ type Pipeline struct {
 	index *upsert.Index
 	// changes reads Debezium change events, in mode debezium.
 	changes connect.ChangeReader
+	// keyFields makes the keys of a table keyed by value columns
+	// (Config.KeyFields); nil when the Kafka record key is the key.
+	keyFields *keyFields
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -148,10 +151,11 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	ident := append(table.Identifier{}, cfg.Table.Namespace...)
 	ident = append(ident, cfg.Table.Name)
 	p := &Pipeline{
-		cfg:   cfg,
-		deps:  deps,
-		ident: ident,
-		log:   log.With("topic", cfg.Topic, "table", cfg.Table.String()),
+		cfg:       cfg,
+		deps:      deps,
+		ident:     ident,
+		log:       log.With("topic", cfg.Topic, "table", cfg.Table.String()),
+		keyFields: newKeyFields(cfg.KeyFields),
 	}
 	p.st = Status{Topic: cfg.Topic, Table: cfg.Table.String(), State: StatePending, Errors: map[ErrorKind]int64{}}
 	return p, nil
@@ -270,6 +274,9 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 		return nil
 	}
 	if err := checkKafkaColumn(sc); err != nil {
+		return fmt.Errorf("table %s: %w", p.cfg.Table, err)
+	}
+	if err := checkKeyFields(sc, p.cfg.KeyFields, true); err != nil {
 		return fmt.Errorf("table %s: %w", p.cfg.Table, err)
 	}
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
@@ -529,11 +536,16 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		return &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: kind, SchemaID: id, Err: cause}, nil
 	}
 	var key string
-	if p.cfg.Mode == ModeUpsert || (p.cfg.Mode.Keyed() && rec.Value == nil) {
+	if (p.cfg.Mode == ModeUpsert && p.keyFields == nil) || (p.cfg.Mode.Keyed() && rec.Value == nil) {
 		if key, rerr, err = p.recordKey(ctx, rec); rerr != nil || err != nil {
 			return rerr, err
 		}
 		if rec.Value == nil {
+			if p.keyFields != nil {
+				if key, rerr = p.fieldsKey(rec, nil, key); rerr != nil {
+					return rerr, nil
+				}
+			}
 			// A tombstone: the key's row goes, and no row comes.
 			p.buf.cover(rec.Partition, rec.Offset, p.planned)
 			p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: -1})
@@ -577,7 +589,21 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 			p.buf.changes = append(p.buf.changes, upsert.Change{Truncate: true})
 			return nil, nil
 		}
-		if key, rerr, err = p.recordKey(ctx, rec); rerr != nil || err != nil {
+		switch {
+		case p.keyFields == nil:
+			key, rerr, err = p.recordKey(ctx, rec)
+		case ch.Op == connect.OpDelete && ch.Before == nil && p.cfg.Envelope != EnvelopeFlattened:
+			// A delete without its old row (REPLICA IDENTITY NOTHING):
+			// the Kafka key holds the key columns.
+			if key, rerr, err = p.recordKey(ctx, rec); rerr == nil && err == nil {
+				key, rerr = p.fieldsKey(rec, nil, key)
+			}
+		case ch.Op == connect.OpDelete && p.cfg.Envelope != EnvelopeFlattened:
+			key, rerr = p.fieldsKey(rec, ch.Before, "")
+		default:
+			key, rerr = p.fieldsKey(rec, ch.After, "")
+		}
+		if rerr != nil || err != nil {
 			return rerr, err
 		}
 		if ch.Op == connect.OpDelete {
@@ -586,6 +612,10 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 			return nil, nil
 		}
 		payload = ch.After
+	} else if p.cfg.Mode == ModeUpsert && p.keyFields != nil {
+		if key, rerr = p.fieldsKey(rec, payload, ""); rerr != nil {
+			return rerr, nil
+		}
 	}
 	if err := r.dec.Append(p.buf.b, payload); err != nil {
 		switch {
@@ -603,6 +633,24 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	p.buf.addKafka(rec)
 	p.held++
 	return nil, nil
+}
+
+// fieldsKey is the key of rec from the key columns (Config.KeyFields):
+// those of row, the JSON text of its row, or with row nil those of
+// identity, its Kafka key's. A row without them is a *RecordError
+// (KindBadKey).
+func (p *Pipeline) fieldsKey(rec *kgo.Record, row []byte, identity string) (string, *RecordError) {
+	var k string
+	var err error
+	if row != nil {
+		k, err = p.keyFields.fromJSON(row)
+	} else {
+		k, err = p.keyFields.fromKey(identity)
+	}
+	if err != nil {
+		return "", &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: KindBadKey, SchemaID: -1, Err: err}
+	}
+	return k, nil
 }
 
 // recordKey decodes rec's key in a keyed mode. A key that is missing or

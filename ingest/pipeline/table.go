@@ -137,6 +137,11 @@ func ensureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 	if err != nil {
 		return false, err
 	}
+	if len(cfg.KeyFields) > 0 {
+		if sc, err = keyedSchema(sc, cfg.KeyFields, user == nil || len(user.Fields()) == 0); err != nil {
+			return false, err
+		}
+	}
 	ps, err := partitionSpec(sc, cfg.PartitionSpec)
 	if err != nil {
 		return false, err
@@ -155,6 +160,28 @@ func ensureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 		return false, fmt.Errorf("create table %s: %w", id, err)
 	}
 	return true, nil
+}
+
+// keyedSchema checks the key columns of a table keyed by value columns
+// (Config.KeyFields; with allowMissing, columns sc lacks pass, for a
+// table that gets its columns with its first record) and, when all of
+// them are in sc and required, returns sc with
+// them as its identifier-field-ids (Iceberg spec "Identifier Field IDs":
+// required primitive columns), so engines see the row key. Errors wrap
+// ErrInvalidConfig.
+func keyedSchema(sc *iceberg.Schema, names []string, allowMissing bool) (*iceberg.Schema, error) {
+	if err := checkKeyFields(sc, names, allowMissing); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	ids := make([]int, len(names))
+	for i, n := range names {
+		f, ok := sc.FindFieldByName(n)
+		if !ok || !f.Required {
+			return sc, nil
+		}
+		ids[i] = f.ID
+	}
+	return iceberg.NewSchemaWithIdentifiers(sc.ID, ids, sc.Fields()...), nil
 }
 
 // tableProperties are a new table's properties: zstd, no Parquet

@@ -71,6 +71,12 @@ type TopicConfig struct {
 	// the row, with __deleted / __op marking deletes;
 	// pipeline.Config.Envelope). Fixed at enable.
 	Envelope string `json:"envelope,omitempty"`
+	// KeyFields, for modes upsert and debezium with formats json and
+	// connect-json, names the top-level value columns (int, long, string
+	// or boolean) that are a row's key instead of the Kafka record key
+	// (pipeline.Config.KeyFields); absent: the Kafka key. Fixed at
+	// enable.
+	KeyFields []string `json:"key-fields,omitempty"`
 	// PartitionSpec lists partition fields as Iceberg transforms over
 	// column paths; absent (null) means ["day(_kafka.timestamp)"] (for
 	// mode upsert: []), [] means unpartitioned.
@@ -238,6 +244,7 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 		Mode:                pipeline.Mode(c.Mode),
 		Truncate:            pipeline.TruncateAction(c.Truncate),
 		Envelope:            pipeline.Envelope(c.Envelope),
+		KeyFields:           slices.Clone(c.KeyFields),
 	}
 	if pc.Mode.Keyed() && c.Delta != nil && *c.Delta {
 		// The Delta publisher refuses snapshots with delete files (the log
