@@ -108,6 +108,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	f.StringVar(&cfg.Mode, "mode", "", "append (default: every record a row), upsert (one row per record key; a tombstone deletes it) or debezium (one row per key from Debezium change events; --format connect-json or json)")
 	f.StringVar(&cfg.Truncate, "truncate", "", "--mode debezium: what a truncate event does, delete (default: empty the table) or ignore")
 	f.StringSliceVar(&cfg.KeyFields, "key-fields", nil, "--mode upsert or debezium: the value columns that are a row's key instead of the Kafka key (comma-separated)")
+	f.BoolVar(&cfg.MetadataColumns, "metadata-columns", false, "--mode debezium: add the column _debezium {op, source_ts, ts} (the change's op, source.ts_ms and ts_ms)")
 	f.StringVar(&cfg.Envelope, "envelope", "", "--mode debezium: the events' form, full (default: Debezium's envelope) or flattened (its ExtractNewRecordState transform)")
 	f.StringArrayVar(&cfg.PartitionSpec, "partition-spec", nil, `partition field, repeatable (default day(_kafka.timestamp), for --mode upsert and debezium unpartitioned; "" or [] alone: unpartitioned)`)
 	f.Int64Var(&cfg.TargetLagMs, "target-lag-ms", 0, "freshness target in ms (default 10000, at least 250)")

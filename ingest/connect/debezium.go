@@ -243,6 +243,7 @@ const (
 	FlatDeleted       = "__deleted"
 	FlatOp            = "__op"
 	FlatSourceTsMilli = "__source_ts_ms"
+	FlatTsMilli       = "__ts_ms"
 )
 
 // ReadFlattened reads a change event flattened by Debezium's
@@ -253,8 +254,8 @@ const (
 // The Change's After is row. Op is OpDelete when __deleted is "true"
 // (or the JSON true) or __op is "d"; else the op __op names (c, r, u,
 // t), or 0 when the row has no __op (add.fields without op): an upsert
-// of an unknown kind. SourceTsMillis is __source_ts_ms (-1 when absent),
-// TsMillis -1 (the transform adds it as __ts_ms, not read here).
+// of an unknown kind. SourceTsMillis is __source_ts_ms and TsMillis
+// __ts_ms (add.fields source.ts_ms and ts_ms), -1 when absent.
 //
 // Errors are *codec.FieldError wrapping codec.ErrMalformed: row is not a
 // JSON object, __op is not one of c, r, u, d, t, __deleted is not a
@@ -329,6 +330,10 @@ func (cr *ChangeReader) ReadFlattened(row []byte) (Change, error) {
 			}
 		case FlatSourceTsMilli:
 			if c.SourceTsMillis, err = millis(v, name); err != nil {
+				return Change{}, err
+			}
+		case FlatTsMilli:
+			if c.TsMillis, err = millis(v, name); err != nil {
 				return Change{}, err
 			}
 		}

@@ -128,6 +128,33 @@ func (w *world) itemRows(name string) map[int64][2]any {
 	return out
 }
 
+// metaRows reads the _debezium column of table ns.<name>: id → its
+// fields (op, source_ts, ts).
+func (w *world) metaRows(name string) map[int64]map[string]any {
+	w.t.Helper()
+	tbl, err := w.cat.TableIO(w.wh).LoadTable(w.ctx, table.Identifier{"ns", name})
+	require.NoError(w.t, err)
+	_, recs, err := tbl.Scan(table.WithSelectedFields("id", pipeline.DebeziumColumn)).ToArrowRecords(w.ctx)
+	require.NoError(w.t, err)
+	out := map[int64]map[string]any{}
+	for rec, err := range recs {
+		require.NoError(w.t, err)
+		metas := arrowtest.Column(rec, pipeline.DebeziumColumn)
+		for i, id := range arrowtest.Column(rec, "id") {
+			var k int64
+			switch id := id.(type) {
+			case int32:
+				k = int64(id)
+			case int64:
+				k = id
+			}
+			out[k], _ = metas[i].(map[string]any)
+		}
+		rec.Release()
+	}
+	return out
+}
+
 // TestDebeziumCaptured materializes the captured change events of real
 // Debezium (testdata/debezium) in every form Tarn reads, and checks each
 // table equals its source table after the changes: the snapshot reads,
@@ -135,7 +162,10 @@ func (w *world) itemRows(name string) map[int64][2]any {
 // the committed value), the primary-key change, the multi-row transaction
 // and the deletes with their tombstones. With key-fields id, the same
 // without the records' Kafka keys: a d finds its key in before, a
-// flattened delete in its row, a tombstone in its Kafka key.
+// flattened delete in its row, a tombstone in its Kafka key. Without
+// key-fields the tables have metadata-columns: each row's _debezium
+// holds its last change's op and source.ts_ms (and, from the full
+// envelope, ts_ms).
 func TestDebeziumCaptured(t *testing.T) {
 	cases := []struct {
 		prefix   string
@@ -164,12 +194,32 @@ func TestDebeziumCaptured(t *testing.T) {
 				cfg.Mode, cfg.Envelope = pipeline.ModeDebezium, c.envelope
 				if c.keyFields {
 					cfg.KeyFields = []string{"id"}
+				} else {
+					cfg.MetadataColumns = true
 				}
 				p, stop := w.start(cfg)
 				st := w.waitNext(p, n)
 				require.NoError(t, stop())
 				require.Empty(t, st.Errors)
 				assert.Equal(t, want, w.itemRows(topic))
+				if !c.keyFields {
+					// Each row's last change: the snapshot read of
+					// items_full's row 1 and items' 10 (the new key of
+					// the primary-key change) came before their update
+					// and create.
+					ops := map[string]map[int64]any{
+						"items": {1: "u", 3: "u", 10: "c"}, "items_full": {1: "u"},
+					}[table]
+					got := map[int64]any{}
+					for id, m := range w.metaRows(topic) {
+						got[id] = m["op"]
+						assert.NotNil(t, m["source_ts"], "row %d: source.ts_ms", id)
+						if c.envelope == pipeline.EnvelopeFull {
+							assert.NotNil(t, m["ts"], "row %d: ts_ms", id)
+						}
+					}
+					assert.Equal(t, ops, got, "_debezium.op")
+				}
 			})
 		}
 	}

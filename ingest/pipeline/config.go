@@ -202,6 +202,10 @@ type Config struct {
 	// holding those columns (Debezium's key struct is). Formats json and
 	// connect-json. nil: the Kafka record key.
 	KeyFields []string
+	// MetadataColumns adds, in mode debezium, the column _debezium
+	// (DebeziumColumn: the change's op, source commit time and
+	// connector time) to a new table. Fixed at enable.
+	MetadataColumns bool
 }
 
 // WithDefaults returns c with every zero-valued optional field set to its
@@ -288,6 +292,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: envelope is for mode debezium only", ErrInvalidConfig)
 	case c.Mode == ModeDebezium && c.Envelope != EnvelopeFull && c.Envelope != EnvelopeFlattened:
 		return fmt.Errorf("%w: unknown envelope %q (full: Debezium's change event envelope, or flattened: its ExtractNewRecordState transform's output)", ErrInvalidConfig, c.Envelope)
+	case c.MetadataColumns && c.Mode != ModeDebezium:
+		return fmt.Errorf("%w: metadata-columns is for mode debezium only (the _kafka column holds every row's partition and offset)", ErrInvalidConfig)
 	case len(c.KeyFields) > 0 && !c.Mode.Keyed():
 		return fmt.Errorf("%w: key-fields is for modes upsert and debezium", ErrInvalidConfig)
 	case len(c.KeyFields) > 0 && c.Format != FormatJSON && c.Format != FormatConnectJSON:

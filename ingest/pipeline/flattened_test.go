@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/pipeline"
 )
 
@@ -116,4 +119,51 @@ func TestDebeziumFlattenedRefusesTheEnvelope(t *testing.T) {
 	st := w.waitNext(p, 1)
 	assert.Equal(t, pipeline.StateSuspended, st.State)
 	require.ErrorContains(t, stop(), "envelope to flattened")
+}
+
+// TestDebeziumMetadataColumns: with metadata-columns, each row's
+// _debezium holds the op of its key's last change and the event's
+// source.ts_ms and ts_ms as timestamps (microseconds since the epoch),
+// from the envelope and from the flattened form (__op, __source_ts_ms;
+// no __ts_ms there: null). The setting is refused outside mode debezium.
+func TestDebeziumMetadataColumns(t *testing.T) {
+	events := []dbzEvent{{"r", 1, "a"}, {"c", 2, "b"}, {"u", 1, "a2"}, {"d", 2, nil}, {"c", 3, "c"}}
+	for _, flat := range []bool{false, true} {
+		name := "meta-envelope"
+		if flat {
+			name = "meta-flat"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, name)
+			cfg := w.config(name, pipeline.FormatConnectJSON)
+			cfg.Mode, cfg.MetadataColumns = pipeline.ModeDebezium, true
+			if flat {
+				cfg.Envelope = pipeline.EnvelopeFlattened
+			}
+			recs := make([]*kgo.Record, len(events))
+			for i, e := range events {
+				recs[i] = e.record(name, true)
+				if flat {
+					recs[i] = e.flatRecord(name, true, false)
+				}
+			}
+			require.NoError(t, w.prod.ProduceSync(w.ctx, recs...).FirstErr())
+			p, stop := w.start(cfg)
+			st := w.waitNext(p, int64(len(events)))
+			require.NoError(t, stop())
+			require.Empty(t, st.Errors)
+			var ts any = arrow.Timestamp(1700000000123000)
+			if flat {
+				ts = nil
+			}
+			source := arrow.Timestamp(1700000000000000)
+			assert.Equal(t, map[int64]map[string]any{
+				1: {"op": "u", "source_ts": source, "ts": ts},
+				3: {"op": "c", "source_ts": source, "ts": ts},
+			}, w.metaRows(name))
+		})
+	}
+	cfg := pipeline.Config{Topic: "t", Cluster: "c", Table: catalog.Ident{Namespace: catalog.Namespace{"ns"}, Name: "t"},
+		Format: pipeline.FormatConnectJSON, Mode: pipeline.ModeUpsert, MetadataColumns: true}
+	require.ErrorIs(t, cfg.Validate(), pipeline.ErrInvalidConfig)
 }

@@ -135,7 +135,7 @@ func rawWriter([]codec.Option) compiled {
 	w := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: RawValueColumn, Type: iceberg.PrimitiveTypes.Binary,
 		Doc: "record value as written to Kafka; null for a tombstone"})
 	return compiled{writer: w, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		if err := codec.Fits(w, target, KafkaColumn); err != nil {
+		if err := codec.Fits(w, target, callerColumns...); err != nil {
 			return nil, err
 		}
 		return newRawDecoder(target)

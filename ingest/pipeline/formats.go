@@ -41,7 +41,7 @@ func compileProtobuf(ctx context.Context, sch sr.Schema, refs []reference, index
 		return compiled{}, err
 	}
 	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		return protobuf.NewDecoder(md, target, codec.WithCallerColumns(KafkaColumn))
+		return protobuf.NewDecoder(md, target, codec.WithCallerColumns(callerColumns...))
 	}}, nil
 }
 
@@ -61,7 +61,7 @@ func compileJSONSchema(_ context.Context, sch sr.Schema, refs []reference, _ []i
 		return compiled{}, err
 	}
 	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		return jsonschema.NewDecoder(s, target, codec.WithCallerColumns(KafkaColumn))
+		return jsonschema.NewDecoder(s, target, codec.WithCallerColumns(callerColumns...))
 	}}, nil
 }
 
@@ -71,7 +71,7 @@ func compileJSONSchema(_ context.Context, sch sr.Schema, refs []reference, _ []i
 // never needs evolving: writer is nil.
 func jsonWriter(opts []codec.Option) compiled {
 	return compiled{decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		d, err := jsonrow.NewDecoder(target, append([]codec.Option{codec.WithCallerColumns(KafkaColumn)}, opts...)...)
+		d, err := jsonrow.NewDecoder(target, append([]codec.Option{codec.WithCallerColumns(callerColumns...)}, opts...)...)
 		if err != nil {
 			return nil, fmt.Errorf("the table cannot be filled from JSON: %w", err)
 		}
@@ -98,6 +98,6 @@ func compileConnect(text []byte, changes bool) (compiled, error) {
 		return compiled{}, err
 	}
 	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		return connect.NewDecoder(s, target, codec.WithCallerColumns(KafkaColumn))
+		return connect.NewDecoder(s, target, codec.WithCallerColumns(callerColumns...))
 	}}, nil
 }

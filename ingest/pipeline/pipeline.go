@@ -536,6 +536,7 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		return &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: kind, SchemaID: id, Err: cause}, nil
 	}
 	var key string
+	var meta *connect.Change // the change event's metadata, in mode debezium
 	if (p.cfg.Mode == ModeUpsert && p.keyFields == nil) || (p.cfg.Mode.Keyed() && rec.Value == nil) {
 		if key, rerr, err = p.recordKey(ctx, rec); rerr != nil || err != nil {
 			return rerr, err
@@ -611,7 +612,7 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 			p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: -1})
 			return nil, nil
 		}
-		payload = ch.After
+		payload, meta = ch.After, &ch
 	} else if p.cfg.Mode == ModeUpsert && p.keyFields != nil {
 		if key, rerr = p.fieldsKey(rec, payload, ""); rerr != nil {
 			return rerr, nil
@@ -630,7 +631,7 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	if p.cfg.Mode.Keyed() {
 		p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: p.buf.rows})
 	}
-	p.buf.addKafka(rec)
+	p.buf.addKafka(rec, meta)
 	p.held++
 	return nil, nil
 }

@@ -374,7 +374,7 @@ func compileAvro(_ context.Context, sch sr.Schema, refs []reference, _ []int) (c
 		return compiled{}, err
 	}
 	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		return avro.NewDecoder(w, target, codec.WithCallerColumns(KafkaColumn))
+		return avro.NewDecoder(w, target, codec.WithCallerColumns(callerColumns...))
 	}, writerFor: func(target *iceberg.Schema) *iceberg.Schema {
 		if sc, err := avro.ToIcebergFor(w, target); err == nil {
 			return sc

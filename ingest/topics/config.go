@@ -77,6 +77,10 @@ type TopicConfig struct {
 	// (pipeline.Config.KeyFields); absent: the Kafka key. Fixed at
 	// enable.
 	KeyFields []string `json:"key-fields,omitempty"`
+	// MetadataColumns, for mode debezium only, adds the column _debezium
+	// {op, source_ts, ts} (the change's op, source.ts_ms and ts_ms) to
+	// the table (pipeline.Config.MetadataColumns). Fixed at enable.
+	MetadataColumns bool `json:"metadata-columns,omitempty"`
 	// PartitionSpec lists partition fields as Iceberg transforms over
 	// column paths; absent (null) means ["day(_kafka.timestamp)"] (for
 	// mode upsert: []), [] means unpartitioned.
@@ -245,6 +249,7 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 		Truncate:            pipeline.TruncateAction(c.Truncate),
 		Envelope:            pipeline.Envelope(c.Envelope),
 		KeyFields:           slices.Clone(c.KeyFields),
+		MetadataColumns:     c.MetadataColumns,
 	}
 	if pc.Mode.Keyed() && c.Delta != nil && *c.Delta {
 		// The Delta publisher refuses snapshots with delete files (the log
