@@ -175,6 +175,8 @@ func TestDebeziumCaptured(t *testing.T) {
 		// (tombstones keep theirs), the rows keyed by column id.
 		keyFields bool
 	}{
+		{"avro", pipeline.FormatAvro, pipeline.EnvelopeFull, false},
+		{"flat", pipeline.FormatAvro, pipeline.EnvelopeFlattened, false},
 		{"json", pipeline.FormatConnectJSON, pipeline.EnvelopeFull, false},
 		{"flatjson", pipeline.FormatConnectJSON, pipeline.EnvelopeFlattened, false},
 		{"json", pipeline.FormatConnectJSON, pipeline.EnvelopeFull, true},

@@ -182,9 +182,10 @@ type Config struct {
 	FieldNameMatching FieldNameMatching
 	// Mode is ModeAppend (default), ModeUpsert or ModeDebezium. An
 	// upsert or debezium table is unpartitioned: PartitionSpec must be
-	// nil (its default there) or empty. ModeDebezium reads formats
-	// connect-json (JsonConverter, schemas.enable=true) and json
-	// (schemas.enable=false, the after columns declared in Schema).
+	// nil (its default there) or empty. ModeDebezium reads formats avro
+	// (AvroConverter through the registry), connect-json (JsonConverter,
+	// schemas.enable=true) and json (schemas.enable=false, the after
+	// columns declared in Schema).
 	Mode Mode
 	// Truncate is, in mode debezium, what a truncate event does:
 	// TruncateDelete (default) or TruncateIgnore. Empty for the other
@@ -300,8 +301,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: key-fields reads formats json and connect-json; format %s is not supported yet (docs/upsert.md)", ErrInvalidConfig, c.Format)
 	case c.Mode == ModeDebezium && c.Truncate != TruncateDelete && c.Truncate != TruncateIgnore:
 		return fmt.Errorf("%w: unknown truncate action %q (delete or ignore)", ErrInvalidConfig, c.Truncate)
-	case c.Mode == ModeDebezium && c.Format != FormatConnectJSON && c.Format != FormatJSON:
-		return fmt.Errorf("%w: mode debezium reads formats connect-json (JsonConverter with schemas.enable=true) and json (schemas.enable=false, after's columns declared); format %s is not supported yet (docs/upsert.md)", ErrInvalidConfig, c.Format)
+	case c.Mode == ModeDebezium && c.Format != FormatConnectJSON && c.Format != FormatJSON && c.Format != FormatAvro && c.Format != FormatAuto:
+		return fmt.Errorf("%w: mode debezium reads formats avro (through the registry), connect-json (JsonConverter with schemas.enable=true) and json (schemas.enable=false, after's columns declared); format %s is not supported (docs/upsert.md)", ErrInvalidConfig, c.Format)
 	}
 	switch c.ErrorMode {
 	case ErrorModeSuspend, ErrorModeSkip, ErrorModeDLQ:

@@ -123,8 +123,15 @@ func WriterSchema(ctx context.Context, reg Registry, cfg Config) (*iceberg.Schem
 		}
 	}
 	c, err := compileSchema(ctx, reg, f, ss.Schema, nil)
+	if err == nil && c.avro != nil && cfg.Mode == ModeDebezium {
+		// A change event's columns are its row's.
+		c, err = debeziumAvro(c, cfg.Envelope == EnvelopeFlattened)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("subject %s version %d: %w", subject, ss.Version, err)
+	}
+	if cfg.Mode == ModeDebezium && f != FormatAvro {
+		return nil, "", fmt.Errorf("%w: subject %s holds %s schemas; mode debezium reads avro, connect-json or json", ErrInvalidConfig, subject, f)
 	}
 	return c.writer, f, nil
 }

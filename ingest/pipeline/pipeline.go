@@ -294,6 +294,7 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 	p.coverBefore = p.coverBefore.Merge(p.schemas.coverage())
 	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc, p.cfg.jsonOptions()...)
 	p.schemas.changes = p.cfg.Mode == ModeDebezium && p.cfg.Envelope != EnvelopeFlattened
+	p.schemas.flattened = p.cfg.Mode == ModeDebezium && p.cfg.Envelope == EnvelopeFlattened
 	p.unevolvable = map[int]error{}
 	return nil
 }
@@ -570,14 +571,23 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		// "Debezium").
 		var ch connect.Change
 		var cerr error
-		if p.cfg.Envelope == EnvelopeFlattened {
+		cd, binary := r.dec.(changeDecoder)
+		switch {
+		case binary:
+			// Avro: the event is read in one pass, its row appended
+			// below.
+			ch, cerr = cd.ReadChange(p.buf.b, payload)
+		case p.cfg.Envelope == EnvelopeFlattened:
 			// ExtractNewRecordState's form: the row, its __deleted or
 			// __op saying whether it is a delete.
 			ch, cerr = p.changes.ReadFlattened(payload)
-		} else {
+		default:
 			ch, cerr = p.changes.Read(payload)
 		}
 		if cerr != nil {
+			if binary && !errors.Is(cerr, codec.ErrBadRecord) {
+				return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, cerr)
+			}
 			return bad(KindMalformed, r.id, cerr)
 		}
 		if ch.Op == connect.OpTruncate {
@@ -612,13 +622,20 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 			p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: -1})
 			return nil, nil
 		}
-		payload, meta = ch.After, &ch
+		meta = &ch
+		if !binary {
+			payload = ch.After
+		}
 	} else if p.cfg.Mode == ModeUpsert && p.keyFields != nil {
 		if key, rerr = p.fieldsKey(rec, payload, ""); rerr != nil {
 			return rerr, nil
 		}
 	}
-	if err := r.dec.Append(p.buf.b, payload); err != nil {
+	appendRow := r.dec.Append
+	if cd, ok := r.dec.(changeDecoder); ok && p.cfg.Mode == ModeDebezium {
+		appendRow = cd.AppendRow
+	}
+	if err := appendRow(p.buf.b, payload); err != nil {
 		switch {
 		case errors.Is(err, codec.ErrOutOfRange):
 			return bad(KindOutOfRange, r.id, err)
