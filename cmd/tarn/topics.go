@@ -105,7 +105,7 @@ func (c *topicsClient) enableCmd() *cobra.Command {
 	f.StringVar((*string)(&cfg.Table), "table", "", `Iceberg table (created; required): namespace.name, or {"namespace":[...],"name":"..."} when a level or the name holds a dot`)
 	f.StringVar(&cfg.Format, "format", "", "auto (default), avro, protobuf, json-schema, json, connect-json or raw")
 	f.StringVar(&cfg.ErrorMode, "error-mode", "", "suspend (default), skip or dlq")
-	f.StringVar(&cfg.Mode, "mode", "", "append (default: every record a row), upsert (one row per record key; a tombstone deletes it) or debezium (one row per key from Debezium change events; --format connect-json or json)")
+	f.StringVar(&cfg.Mode, "mode", "", "append (default: every record a row), upsert (one row per record key; a tombstone deletes it) or debezium (one row per key from Debezium change events; --format avro, connect-json or json)")
 	f.StringVar(&cfg.Truncate, "truncate", "", "--mode debezium: what a truncate event does, delete (default: empty the table) or ignore")
 	f.StringSliceVar(&cfg.KeyFields, "key-fields", nil, "--mode upsert or debezium: the value columns that are a row's key instead of the Kafka key (comma-separated)")
 	f.BoolVar(&cfg.MetadataColumns, "metadata-columns", false, "--mode debezium: add the column _debezium {op, source_ts, ts} (the change's op, source.ts_ms and ts_ms)")

@@ -58,8 +58,8 @@ type TopicConfig struct {
 	// Mode: append (default: every record a row), upsert (one row per
 	// record key: a value replaces the key's row, a tombstone deletes
 	// it) or debezium (one row per key from Debezium change events, the
-	// table's columns those of the events' after; formats connect-json
-	// and json); docs/upsert.md. Fixed at enable.
+	// table's columns those of the events' after; formats avro,
+	// connect-json and json); docs/upsert.md. Fixed at enable.
 	Mode string `json:"mode,omitempty"`
 	// Truncate, for mode debezium only, is what a truncate event (op t)
 	// does: delete (default: the table is emptied, as the source table
