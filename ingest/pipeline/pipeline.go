@@ -585,7 +585,10 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 			ch, cerr = p.changes.Read(payload)
 		}
 		if cerr != nil {
-			if binary && !errors.Is(cerr, codec.ErrBadRecord) {
+			switch {
+			case binary && errors.Is(cerr, codec.ErrOutOfRange):
+				return bad(KindOutOfRange, r.id, cerr)
+			case binary && !errors.Is(cerr, codec.ErrBadRecord):
 				return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, cerr)
 			}
 			return bad(KindMalformed, r.id, cerr)
