@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -51,21 +52,24 @@ func dbzBig(seed int) string {
 // changes (which set the body too, see below), multi-row transactions and one TRUNCATE (skipped.operations=none
 // makes Debezium send it, into a topic with cleanup.policy=delete since
 // a compacted one refuses its null key) — captured by Debezium's Postgres connector in
-// a real Kafka Connect worker with JsonConverter schemas, on a real
-// broker, materialized by `tarn serve` in mode debezium (killed with
-// SIGKILL once while it ingests, and restarted). At the end pyiceberg and
-// DuckDB both read exactly the rows of SELECT * on Postgres. Runs only
+// a real Kafka Connect worker twice, with JsonConverter schemas and with
+// Apicurio's AvroConverter through a real registry, on a real broker,
+// materialized by `tarn serve` in mode debezium into two tables (the
+// Avro one with metadata-columns; tarn killed with SIGKILL once while it
+// ingests, and restarted). At the end pyiceberg and DuckDB both read
+// exactly the rows of SELECT * on Postgres in each table. Runs only
 // with TARN_E2E=1.
 func TestE2EDebezium(t *testing.T) {
 	if os.Getenv("TARN_E2E") != "1" {
 		t.Skip("set TARN_E2E=1 to run PostgreSQL → Debezium (Kafka Connect) → Kafka → tarn serve")
 	}
 	python := setupPython(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	pg := testpg.StartPostgres(t)
 	b := testkafka.StartBroker(t)
-	w := testconnect.StartConnect(t, b, nil)
+	reg := testkafka.StartRegistry(t)
+	w := testconnect.StartConnect(t, b, reg)
 	t.Cleanup(func() {
 		if t.Failed() {
 			s, _ := w.Status(t, "dbz")
@@ -109,25 +113,44 @@ func TestE2EDebezium(t *testing.T) {
 		next++
 	}
 
-	w.CreateConnector(t, "dbz", testconnect.PostgresSource(pg, "dbz", "public.customers").With(
-		testconnect.JSONConverters(), testconnect.Config{
-			"skipped.operations": "none",
-			// A truncate event has no key, which a compacted topic
-			// refuses (InvalidRecordException: "Compacted topic cannot
-			// accept message without key"), failing the task.
-			"topic.creation.default.cleanup.policy": "delete",
-		}))
+	// The same table through two connectors: the envelope in JSON with
+	// schemas, and in Avro through the registry.
+	sends := testconnect.Config{
+		"skipped.operations": "none",
+		// A truncate event has no key, which a compacted topic
+		// refuses (InvalidRecordException: "Compacted topic cannot
+		// accept message without key"), failing the task.
+		"topic.creation.default.cleanup.policy": "delete",
+	}
+	w.CreateConnector(t, "dbz", testconnect.PostgresSource(pg, "dbz", "public.customers").With(testconnect.JSONConverters(), sends))
+	w.CreateConnector(t, "dbzavro", testconnect.PostgresSource(pg, "dbzavro", "public.customers").With(testconnect.AvroConverters(reg.URL), sends))
 	w.AwaitStreaming(t, "dbz", 4*time.Minute)
-	const topic = "dbz.public.customers"
+	w.AwaitStreaming(t, "dbzavro", 4*time.Minute)
+	const topic, avroTopic = "dbz.public.customers", "dbzavro.public.customers"
 
 	data := t.TempDir()
 	env := cleanEnv()
-	args := []string{"--listen", "127.0.0.1:0", "--data-dir", data, "--kafka-brokers", b.Bootstrap}
+	args := []string{"--listen", "127.0.0.1:0", "--data-dir", data, "--kafka-brokers", b.Bootstrap, "--schema-registry-url", reg.URL}
 	tarn := startTarn(t, env, args...)
 	mustCall(t, http.MethodPost, tarn.URL+"/management/v1/topics", map[string]any{
 		"topic": topic, "table": "crm.customers", "mode": "debezium", "format": "connect-json",
 		"target-lag-ms": 1000, "target-file-size-bytes": 64 << 10,
 	}, http.StatusCreated)
+	// The Avro topic, and its value subject, exist once the connector has
+	// written its first snapshot record (AwaitStreaming may return
+	// before): format auto then resolves to avro.
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		code, body, err := call(ctx, http.DefaultClient, http.MethodPost, tarn.URL+"/management/v1/topics", map[string]any{
+			"topic": avroTopic, "table": "crm.customers_avro", "mode": "debezium", "metadata-columns": true,
+			"target-lag-ms": 1000, "target-file-size-bytes": 64 << 10,
+		})
+		require.NoError(t, err)
+		if code == http.StatusCreated {
+			break
+		}
+		require.True(t, code == http.StatusNotFound && time.Now().Before(deadline), "enable %s: %d %s", avroTopic, code, body)
+		time.Sleep(time.Second)
+	}
 
 	// One random change, in transaction tx.
 	one := func(tx pgx.Tx, i int) {
@@ -202,6 +225,20 @@ func TestE2EDebezium(t *testing.T) {
 	}
 	st := awaitTopicEnd(t, ctx, cl, tarn.URL, topic, 4*time.Minute)
 	require.Empty(t, st.Errors)
+	// The Avro connector runs behind or ahead of the JSON one: wait for its
+	// sentinel too (its key is Avro: the id is its last bytes).
+	acl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.ConsumeTopics(avroTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer acl.Close()
+	for seen := false; !seen; {
+		fs := acl.PollFetches(ctx)
+		require.NoError(t, ctx.Err(), "the sentinel never reached the Avro topic")
+		fs.EachRecord(func(r *kgo.Record) {
+			seen = seen || (r.Value != nil && bytes.Contains(r.Value, []byte("sentinel")))
+		})
+	}
+	ast := awaitTopicEnd(t, ctx, acl, tarn.URL, avroTopic, 4*time.Minute)
+	require.Empty(t, ast.Errors)
 
 	// Postgres's rows, as read-table.py prints them (numbers as JSON's).
 	rows, err := conn.Query(ctx, `SELECT id, name, v, body FROM customers ORDER BY id`)
@@ -229,15 +266,19 @@ func TestE2EDebezium(t *testing.T) {
 	require.NotNil(t, st.Upsert)
 	assert.Equal(t, int64(len(wantRows)), st.Upsert.IndexKeys, "key index keys")
 
-	got := readTableRows(t, python, tarn.URL, "crm.customers", "id", "name", "v", "body")
-	for _, engine := range []string{"pyiceberg", "duckdb"} {
-		require.Len(t, got[engine], len(wantRows), engine)
-		for i := range wantRows {
-			if !assert.Equal(t, wantRows[i], got[engine][i], "%s row %d", engine, i) {
-				break
+	require.NotNil(t, ast.Upsert)
+	assert.Equal(t, int64(len(wantRows)), ast.Upsert.IndexKeys, "key index keys (avro)")
+	for _, tbl := range []string{"crm.customers", "crm.customers_avro"} {
+		got := readTableRows(t, python, tarn.URL, tbl, "id", "name", "v", "body")
+		for _, engine := range []string{"pyiceberg", "duckdb"} {
+			require.Len(t, got[engine], len(wantRows), "%s %s", tbl, engine)
+			for i := range wantRows {
+				if !assert.Equal(t, wantRows[i], got[engine][i], "%s %s row %d", tbl, engine, i) {
+					break
+				}
 			}
 		}
 	}
-	t.Logf("pyiceberg and DuckDB each read the %d rows of Postgres exactly after %d snapshot rows and %d changes (truncates applied: %d)",
+	t.Logf("pyiceberg and DuckDB each read the %d rows of Postgres exactly, in the JSON and the Avro table, after %d snapshot rows and %d changes (truncates applied: %d)",
 		len(wantRows), dbzSnapshotRows, dbzChanges, st.Upsert.Truncates)
 }

@@ -53,6 +53,11 @@ type Change struct {
 	// After is the JSON text of the row after the change (a sub-slice of
 	// the payload); nil when the event's after is null or absent.
 	After []byte
+	// Before is the JSON text of the row before the change (a sub-slice
+	// of the payload): on a d, its key columns (all its columns under
+	// REPLICA IDENTITY FULL); nil when null or absent, and in the
+	// flattened form.
+	Before []byte
 	// SourceTsMillis is source.ts_ms, the time the change was committed
 	// in the database (ms since the epoch); TsMillis the envelope's ts_ms,
 	// when the connector processed it. -1 when absent or null.
@@ -67,7 +72,7 @@ type ChangeReader struct {
 }
 
 // Read reads the change event whose envelope is the JSON text payload.
-// Members other than op, after, source and ts_ms (before, transaction,
+// Members other than op, before, after, source and ts_ms (transaction,
 // ts_us, ts_ns, ...) are checked for syntax only.
 //
 // Errors are *codec.FieldError wrapping codec.ErrMalformed: payload is not
@@ -114,14 +119,18 @@ func (cr *ChangeReader) Read(payload []byte) (Change, error) {
 				tok, _ := jsontext.NewDecoder(bytes.NewReader(v)).ReadToken()
 				op = tok.String()
 			}
-		case "after":
+		case "after", "before":
 			switch v.Kind() {
 			case 'n':
 			case '{':
 				end := d.InputOffset()
-				c.After = payload[end-int64(len(v)) : end]
+				if name == "after" {
+					c.After = payload[end-int64(len(v)) : end]
+				} else {
+					c.Before = payload[end-int64(len(v)) : end]
+				}
 			default:
-				return bad("after", "want an object (the row) or null, got %s", v.Kind())
+				return bad(name, "want an object (the row) or null, got %s", v.Kind())
 			}
 		case "ts_ms":
 			if c.TsMillis, err = millis(v, "ts_ms"); err != nil {
@@ -140,7 +149,7 @@ func (cr *ChangeReader) Read(payload []byte) (Change, error) {
 		return bad("", "data after the JSON object")
 	}
 	if len(op) != 1 {
-		return bad("op", `want one of "c", "r", "u", "d", "t", got %q (is the topic a Debezium change topic, without the ExtractNewRecordState transform?)`, op)
+		return bad("op", `want one of "c", "r", "u", "d", "t", got %q (is the topic a Debezium change topic? flattened by the ExtractNewRecordState transform? then set the topic's envelope to flattened)`, op)
 	}
 	c.Op = Op(op[0])
 	switch {
@@ -221,5 +230,138 @@ func AfterSchema(envelope *Schema) (*Schema, error) {
 			return &after, nil
 		}
 	}
-	return nil, unsupported("", `the schema %q has no field "after": not a Debezium change event (flattened by ExtractNewRecordState? use mode upsert)`, envelope.Name)
+	return nil, unsupported("", `the schema %q has no field "after": not a Debezium change event envelope (flattened by ExtractNewRecordState? set the topic's envelope to flattened)`, envelope.Name)
+}
+
+// The fields Debezium's ExtractNewRecordState transform adds to the row
+// (https://debezium.io/documentation/reference/3.6/transformations/event-flattening.html):
+// __deleted (delete.tombstone.handling.mode rewrite or
+// rewrite-with-tombstone: "true" on a delete, whose row is then the
+// before row, else "false") and, with add.fields (prefix "__"), __op and
+// __source_ts_ms.
+const (
+	FlatDeleted       = "__deleted"
+	FlatOp            = "__op"
+	FlatSourceTsMilli = "__source_ts_ms"
+	FlatTsMilli       = "__ts_ms"
+)
+
+// ReadFlattened reads a change event flattened by Debezium's
+// ExtractNewRecordState transform: row is the JSON text of the row (the
+// value with schemas.enable=false, or the payload of one with
+// schemas.enable=true), which carries the transform's added fields.
+//
+// The Change's After is row. Op is OpDelete when __deleted is "true"
+// (or the JSON true) or __op is "d"; else the op __op names (c, r, u,
+// t), or 0 when the row has no __op (add.fields without op): an upsert
+// of an unknown kind. SourceTsMillis is __source_ts_ms and TsMillis
+// __ts_ms (add.fields source.ts_ms and ts_ms), -1 when absent.
+//
+// Errors are *codec.FieldError wrapping codec.ErrMalformed: row is not a
+// JSON object, __op is not one of c, r, u, d, t, __deleted is not a
+// string, a boolean or null.
+func (cr *ChangeReader) ReadFlattened(row []byte) (Change, error) {
+	c := Change{SourceTsMillis: -1, TsMillis: -1, After: row}
+	cr.rd.Reset(row)
+	if cr.dec == nil {
+		cr.dec = jsontext.NewDecoder(&cr.rd)
+	} else {
+		cr.dec.Reset(&cr.rd)
+	}
+	d := cr.dec
+	bad := func(path, format string, args ...any) (Change, error) {
+		return Change{}, codec.FieldErrorf(path, codec.ErrMalformed, format, args...)
+	}
+	tok, err := d.ReadToken()
+	if err != nil {
+		return bad("", "not JSON: %v", err)
+	}
+	if tok.Kind() != '{' {
+		return bad("", "want the row of a flattened Debezium change event, a JSON object, got %s", tok.Kind())
+	}
+	deleted := false
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return bad("", "not JSON: %v", err)
+		}
+		name := tok.String()
+		if len(name) < 2 || name[0] != '_' || name[1] != '_' {
+			if err := d.SkipValue(); err != nil {
+				return bad(name, "not JSON: %v", err)
+			}
+			continue
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return bad(name, "not JSON: %v", err)
+		}
+		switch name {
+		case FlatDeleted:
+			switch v.Kind() {
+			case '"':
+				s, err := unquote(v)
+				if err != nil {
+					return bad(name, "%v", err)
+				}
+				deleted = s == "true"
+			case 't':
+				deleted = true
+			case 'f', 'n':
+			default:
+				return bad(name, `want "true" or "false", got %s`, v.Kind())
+			}
+		case FlatOp:
+			switch v.Kind() {
+			case 'n':
+			case '"':
+				s, err := unquote(v)
+				if err != nil {
+					return bad(name, "%v", err)
+				}
+				switch op := Op(firstByte(s)); {
+				case len(s) == 1 && (op.Upsert() || op == OpDelete || op == OpTruncate):
+					c.Op = op
+				default:
+					return bad(name, `want one of "c", "r", "u", "d", "t", got %q`, s)
+				}
+			default:
+				return bad(name, "want a string, got %s", v.Kind())
+			}
+		case FlatSourceTsMilli:
+			if c.SourceTsMillis, err = millis(v, name); err != nil {
+				return Change{}, err
+			}
+		case FlatTsMilli:
+			if c.TsMillis, err = millis(v, name); err != nil {
+				return Change{}, err
+			}
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return bad("", "not JSON: %v", err)
+	}
+	if _, err := d.ReadToken(); !errors.Is(err, io.EOF) {
+		return bad("", "data after the JSON object")
+	}
+	if deleted {
+		c.Op = OpDelete
+	}
+	return c, nil
+}
+
+// unquote returns the text of a JSON string value.
+func unquote(v jsontext.Value) (string, error) {
+	tok, err := jsontext.NewDecoder(bytes.NewReader(v)).ReadToken()
+	if err != nil {
+		return "", err
+	}
+	return tok.String(), nil
+}
+
+func firstByte(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[0]
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tarnhq/tarn/ingest/connect"
 	"github.com/tarnhq/tarn/ingest/sink"
 	"github.com/tarnhq/tarn/ingest/upsert"
 )
@@ -31,6 +32,8 @@ const (
 type buffer struct {
 	b     *array.RecordBuilder
 	kafka kafkaAppender
+	// meta fills the _debezium column when the table has one.
+	meta *metaAppender
 	// recs are the full Arrow records cut so far; b holds the rest.
 	recs []arrow.RecordBatch
 	// ranges are the offsets covered: Start from the planned head, End
@@ -59,7 +62,12 @@ func newBuffer(sc *arrow.Schema) (*buffer, error) {
 		b.Release()
 		return nil, err
 	}
-	return &buffer{b: b, kafka: ka, ranges: map[int32]sink.Range{}}, nil
+	meta, err := newMetaAppender(b)
+	if err != nil {
+		b.Release()
+		return nil, err
+	}
+	return &buffer{b: b, kafka: ka, meta: meta, ranges: map[int32]sink.Range{}}, nil
 }
 
 // empty reports whether the buffer covers no offsets at all.
@@ -85,9 +93,13 @@ func (u *buffer) cover(p int32, off int64, planned map[int32]int64) {
 	}
 }
 
-// addKafka appends rec's _kafka value to the row the decoder just
+// addKafka appends rec's _kafka value (and, when the table has the
+// column, _debezium's from ch; nil: null) to the row the decoder just
 // appended, and accounts for the row (recordBytes).
-func (u *buffer) addKafka(rec *kgo.Record) {
+func (u *buffer) addKafka(rec *kgo.Record, ch *connect.Change) {
+	if u.meta != nil {
+		u.meta.append(ch)
+	}
 	u.kafka.append(rec)
 	u.bytes += recordBytes(rec)
 	u.rows++
@@ -228,6 +240,63 @@ func (a *kafkaAppender) append(rec *kgo.Record) {
 			a.hvalue.AppendNull()
 		} else {
 			a.hvalue.Append(h.Value)
+		}
+	}
+}
+
+// metaAppender appends the _debezium struct of one change event
+// (debeziumField).
+type metaAppender struct {
+	col                 *array.StructBuilder
+	op                  *array.StringBuilder
+	sourceTs, processed *array.TimestampBuilder
+}
+
+// newMetaAppender finds the _debezium column's builders in b; nil when
+// b has no such column.
+func newMetaAppender(b *array.RecordBuilder) (*metaAppender, error) {
+	idx := b.Schema().FieldIndices(DebeziumColumn)
+	if len(idx) != 1 {
+		return nil, nil
+	}
+	m := &metaAppender{}
+	col, ok := b.Field(idx[0]).(*array.StructBuilder)
+	if ok && col.NumField() == 3 {
+		m.col = col
+		m.op, _ = col.FieldBuilder(0).(*array.StringBuilder)
+		m.sourceTs, _ = col.FieldBuilder(1).(*array.TimestampBuilder)
+		m.processed, _ = col.FieldBuilder(2).(*array.TimestampBuilder)
+	}
+	if m.col == nil || m.op == nil || m.sourceTs == nil || m.processed == nil {
+		return nil, fmt.Errorf("%w: column %s is %s", ErrTableShape, DebeziumColumn, b.Schema().Field(idx[0]).Type)
+	}
+	for _, tb := range []*array.TimestampBuilder{m.sourceTs, m.processed} {
+		if ts := tb.Type().(*arrow.TimestampType); ts.Unit != arrow.Microsecond {
+			return nil, fmt.Errorf("%w: %s's timestamps are %s, want microseconds", ErrTableShape, DebeziumColumn, ts)
+		}
+	}
+	return m, nil
+}
+
+func (m *metaAppender) append(ch *connect.Change) {
+	if ch == nil {
+		m.col.AppendNull()
+		return
+	}
+	m.col.Append(true)
+	if ch.Op == 0 {
+		m.op.AppendNull()
+	} else {
+		m.op.Append(string(rune(ch.Op)))
+	}
+	for _, f := range []struct {
+		b  *array.TimestampBuilder
+		ms int64
+	}{{m.sourceTs, ch.SourceTsMillis}, {m.processed, ch.TsMillis}} {
+		if f.ms < 0 {
+			f.b.AppendNull()
+		} else {
+			f.b.Append(arrow.Timestamp(f.ms * 1000))
 		}
 	}
 }

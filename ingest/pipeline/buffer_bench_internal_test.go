@@ -146,7 +146,7 @@ func (e *writeEnv) fill(tb testing.TB) {
 			tb.Fatal(err)
 		}
 		e.buf.cover(rec.Partition, rec.Offset, planned)
-		e.buf.addKafka(rec)
+		e.buf.addKafka(rec, nil)
 	}
 }
 

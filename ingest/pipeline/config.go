@@ -77,7 +77,8 @@ const (
 	// by position deletes.
 	ModeUpsert Mode = "upsert"
 	// ModeDebezium reads Debezium change events (the envelope
-	// before/after/op/source/ts_ms, docs/upsert.md "Debezium") and keeps
+	// before/after/op/source/ts_ms, or its ExtractNewRecordState form:
+	// Config.Envelope; docs/upsert.md "Debezium") and keeps
 	// one row per Kafka record key, like ModeUpsert: ops c, r and u
 	// upsert the event's after, d and tombstones delete the key, t
 	// (truncate) empties the table. The table's columns are after's.
@@ -100,6 +101,24 @@ const (
 	// TruncateIgnore moves past the event (logged): the rows stay until
 	// their own deletes arrive.
 	TruncateIgnore TruncateAction = "ignore"
+)
+
+// Envelope is the form of a debezium topic's change events.
+type Envelope string
+
+const (
+	// EnvelopeFull: Debezium's change event envelope, {"before", "after",
+	// "source", "op", "ts_ms"}; the rows are after's. The default.
+	EnvelopeFull Envelope = "full"
+	// EnvelopeFlattened: the events flattened by Debezium's
+	// io.debezium.transforms.ExtractNewRecordState transform
+	// (https://debezium.io/documentation/reference/3.6/transformations/event-flattening.html):
+	// the value is the row itself; a field __deleted "true"
+	// (delete.tombstone.handling.mode rewrite or rewrite-with-tombstone)
+	// or __op "d" (add.fields=op) makes it a delete of its key, and a
+	// tombstone deletes its key. The table's columns are the value's,
+	// __deleted, __op and the other added fields included.
+	EnvelopeFlattened Envelope = "flattened"
 )
 
 // Config is one topic materialized into one table. The zero values of
@@ -163,14 +182,31 @@ type Config struct {
 	FieldNameMatching FieldNameMatching
 	// Mode is ModeAppend (default), ModeUpsert or ModeDebezium. An
 	// upsert or debezium table is unpartitioned: PartitionSpec must be
-	// nil (its default there) or empty. ModeDebezium reads formats
-	// connect-json (JsonConverter, schemas.enable=true) and json
-	// (schemas.enable=false, the after columns declared in Schema).
+	// nil (its default there) or empty. ModeDebezium reads formats avro
+	// (AvroConverter through the registry), connect-json (JsonConverter,
+	// schemas.enable=true) and json (schemas.enable=false, the after
+	// columns declared in Schema).
 	Mode Mode
 	// Truncate is, in mode debezium, what a truncate event does:
 	// TruncateDelete (default) or TruncateIgnore. Empty for the other
 	// modes.
 	Truncate TruncateAction
+	// Envelope is, in mode debezium, the form of the change events:
+	// EnvelopeFull (default) or EnvelopeFlattened. Empty for the other
+	// modes.
+	Envelope Envelope
+	// KeyFields names the top-level value columns (int, long, string or
+	// boolean) whose values are a row's key in mode upsert or debezium,
+	// instead of the Kafka record key: for a Kafka key that is absent,
+	// or not the key wanted. A record without a value (a tombstone) is
+	// matched through its Kafka key, which must then be an object
+	// holding those columns (Debezium's key struct is). Formats json and
+	// connect-json. nil: the Kafka record key.
+	KeyFields []string
+	// MetadataColumns adds, in mode debezium, the column _debezium
+	// (DebeziumColumn: the change's op, source commit time and
+	// connector time) to a new table. Fixed at enable.
+	MetadataColumns bool
 }
 
 // WithDefaults returns c with every zero-valued optional field set to its
@@ -199,6 +235,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Mode == ModeDebezium && c.Truncate == "" {
 		c.Truncate = TruncateDelete
+	}
+	if c.Mode == ModeDebezium && c.Envelope == "" {
+		c.Envelope = EnvelopeFull
 	}
 	if c.Format == FormatJSON {
 		if c.TimestampUnit == "" {
@@ -250,10 +289,20 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: an %s table is unpartitioned (partition-spec %v given; see docs/upsert.md)", ErrInvalidConfig, c.Mode, c.PartitionSpec)
 	case c.Mode != ModeDebezium && c.Truncate != "":
 		return fmt.Errorf("%w: truncate is for mode debezium only", ErrInvalidConfig)
+	case c.Mode != ModeDebezium && c.Envelope != "":
+		return fmt.Errorf("%w: envelope is for mode debezium only", ErrInvalidConfig)
+	case c.Mode == ModeDebezium && c.Envelope != EnvelopeFull && c.Envelope != EnvelopeFlattened:
+		return fmt.Errorf("%w: unknown envelope %q (full: Debezium's change event envelope, or flattened: its ExtractNewRecordState transform's output)", ErrInvalidConfig, c.Envelope)
+	case c.MetadataColumns && c.Mode != ModeDebezium:
+		return fmt.Errorf("%w: metadata-columns is for mode debezium only (the _kafka column holds every row's partition and offset)", ErrInvalidConfig)
+	case len(c.KeyFields) > 0 && !c.Mode.Keyed():
+		return fmt.Errorf("%w: key-fields is for modes upsert and debezium", ErrInvalidConfig)
+	case len(c.KeyFields) > 0 && c.Format != FormatJSON && c.Format != FormatConnectJSON:
+		return fmt.Errorf("%w: key-fields reads formats json and connect-json; format %s is not supported yet (docs/upsert.md)", ErrInvalidConfig, c.Format)
 	case c.Mode == ModeDebezium && c.Truncate != TruncateDelete && c.Truncate != TruncateIgnore:
 		return fmt.Errorf("%w: unknown truncate action %q (delete or ignore)", ErrInvalidConfig, c.Truncate)
-	case c.Mode == ModeDebezium && c.Format != FormatConnectJSON && c.Format != FormatJSON:
-		return fmt.Errorf("%w: mode debezium reads formats connect-json (JsonConverter with schemas.enable=true) and json (schemas.enable=false, after's columns declared); format %s is not supported yet (docs/upsert.md)", ErrInvalidConfig, c.Format)
+	case c.Mode == ModeDebezium && c.Format != FormatConnectJSON && c.Format != FormatJSON && c.Format != FormatAvro && c.Format != FormatAuto:
+		return fmt.Errorf("%w: mode debezium reads formats avro (through the registry), connect-json (JsonConverter with schemas.enable=true) and json (schemas.enable=false, after's columns declared); format %s is not supported (docs/upsert.md)", ErrInvalidConfig, c.Format)
 	}
 	switch c.ErrorMode {
 	case ErrorModeSuspend, ErrorModeSkip, ErrorModeDLQ:
@@ -289,6 +338,16 @@ func (c Config) Validate() error {
 	}
 	for _, f := range c.PartitionSpec {
 		if _, err := ParsePartitionField(f); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		}
+	}
+	for i, f := range c.KeyFields {
+		if f == "" || slices.Contains(c.KeyFields[:i], f) {
+			return fmt.Errorf("%w: key-fields %v: names must be non-empty and distinct", ErrInvalidConfig, c.KeyFields)
+		}
+	}
+	if c.Schema != nil && len(c.KeyFields) > 0 {
+		if err := checkKeyFields(c.Schema, c.KeyFields, false); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
 	}

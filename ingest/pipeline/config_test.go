@@ -99,7 +99,24 @@ func TestConfigValidate(t *testing.T) {
 		{name: "debezium json, truncate ignore", ok: true, modify: jsonConfig(func(c *pipeline.Config) {
 			c.Mode, c.Truncate = pipeline.ModeDebezium, pipeline.TruncateIgnore
 		})},
-		{name: "debezium avro (not yet)", modify: func(c *pipeline.Config) { c.Format, c.Mode = pipeline.FormatAvro, pipeline.ModeDebezium }},
+		{name: "debezium avro", ok: true, modify: func(c *pipeline.Config) { c.Format, c.Mode = pipeline.FormatAvro, pipeline.ModeDebezium }},
+		{name: "debezium avro flattened, metadata", ok: true, modify: func(c *pipeline.Config) {
+			c.Format, c.Mode, c.Envelope, c.MetadataColumns = pipeline.FormatAvro, pipeline.ModeDebezium, pipeline.EnvelopeFlattened, true
+		}},
+		{name: "debezium protobuf", modify: func(c *pipeline.Config) { c.Format, c.Mode = pipeline.FormatProtobuf, pipeline.ModeDebezium }},
+		{name: "debezium unknown envelope", modify: func(c *pipeline.Config) {
+			c.Format, c.Mode, c.Envelope = pipeline.FormatConnectJSON, pipeline.ModeDebezium, "unwrapped"
+		}},
+		{name: "envelope outside debezium", modify: func(c *pipeline.Config) {
+			c.Format, c.Mode, c.Envelope = pipeline.FormatConnectJSON, pipeline.ModeUpsert, pipeline.EnvelopeFlattened
+		}},
+		{name: "key-fields with avro", modify: func(c *pipeline.Config) {
+			c.Format, c.Mode, c.KeyFields = pipeline.FormatAvro, pipeline.ModeUpsert, []string{"id"}
+		}},
+		{name: "key-fields in append mode", modify: func(c *pipeline.Config) { c.Format, c.KeyFields = pipeline.FormatConnectJSON, []string{"id"} }},
+		{name: "key-fields twice", modify: func(c *pipeline.Config) {
+			c.Format, c.Mode, c.KeyFields = pipeline.FormatConnectJSON, pipeline.ModeUpsert, []string{"id", "id"}
+		}},
 		{name: "debezium partitioned", modify: func(c *pipeline.Config) {
 			c.Format, c.Mode, c.PartitionSpec = pipeline.FormatConnectJSON, pipeline.ModeDebezium, []string{"id"}
 		}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -52,7 +53,7 @@ func (p *Pipeline) evolve(ctx context.Context, writer *iceberg.Schema) (*iceberg
 			return nil, fmt.Errorf("load table %s: %w", p.cfg.Table, err)
 		}
 		cur := tbl.Schema()
-		if codec.Fits(writer, cur, KafkaColumn) == nil {
+		if codec.Fits(writer, cur, callerColumns...) == nil {
 			return cur, nil
 		}
 		if err := evolvable(writer.Fields(), cur.Fields(), ""); err != nil {
@@ -64,7 +65,7 @@ func (p *Pipeline) evolve(ctx context.Context, writer *iceberg.Schema) (*iceberg
 		if err != nil {
 			return nil, &codec.FieldError{Err: fmt.Errorf("%w: %v", codec.ErrIncompatible, err)}
 		}
-		if err := codec.Fits(writer, evolved, KafkaColumn); err != nil {
+		if err := codec.Fits(writer, evolved, callerColumns...); err != nil {
 			return nil, err
 		}
 		updates, reqs, err := schemaUpdate(tbl, writer, cur).BuildUpdates()
@@ -230,7 +231,7 @@ func allOptional(t iceberg.Type) iceberg.Type {
 func missingRequired(writer, tbl []iceberg.NestedField, path []string) [][]string {
 	var out [][]string
 	for _, t := range tbl {
-		if len(path) == 0 && t.Name == KafkaColumn {
+		if len(path) == 0 && slices.Contains(callerColumns, t.Name) {
 			continue
 		}
 		p := append(append([]string{}, path...), t.Name)

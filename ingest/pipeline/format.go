@@ -123,8 +123,15 @@ func WriterSchema(ctx context.Context, reg Registry, cfg Config) (*iceberg.Schem
 		}
 	}
 	c, err := compileSchema(ctx, reg, f, ss.Schema, nil)
+	if err == nil && c.avro != nil && cfg.Mode == ModeDebezium {
+		// A change event's columns are its row's.
+		c, err = debeziumAvro(c, cfg.Envelope == EnvelopeFlattened)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("subject %s version %d: %w", subject, ss.Version, err)
+	}
+	if cfg.Mode == ModeDebezium && f != FormatAvro {
+		return nil, "", fmt.Errorf("%w: subject %s holds %s schemas; mode debezium reads avro, connect-json or json", ErrInvalidConfig, subject, f)
 	}
 	return c.writer, f, nil
 }
@@ -135,7 +142,7 @@ func rawWriter([]codec.Option) compiled {
 	w := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: RawValueColumn, Type: iceberg.PrimitiveTypes.Binary,
 		Doc: "record value as written to Kafka; null for a tombstone"})
 	return compiled{writer: w, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		if err := codec.Fits(w, target, KafkaColumn); err != nil {
+		if err := codec.Fits(w, target, callerColumns...); err != nil {
 			return nil, err
 		}
 		return newRawDecoder(target)

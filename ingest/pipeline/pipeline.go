@@ -124,6 +124,9 @@ type Pipeline struct {
 	index *upsert.Index
 	// changes reads Debezium change events, in mode debezium.
 	changes connect.ChangeReader
+	// keyFields makes the keys of a table keyed by value columns
+	// (Config.KeyFields); nil when the Kafka record key is the key.
+	keyFields *keyFields
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -148,10 +151,11 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	ident := append(table.Identifier{}, cfg.Table.Namespace...)
 	ident = append(ident, cfg.Table.Name)
 	p := &Pipeline{
-		cfg:   cfg,
-		deps:  deps,
-		ident: ident,
-		log:   log.With("topic", cfg.Topic, "table", cfg.Table.String()),
+		cfg:       cfg,
+		deps:      deps,
+		ident:     ident,
+		log:       log.With("topic", cfg.Topic, "table", cfg.Table.String()),
+		keyFields: newKeyFields(cfg.KeyFields),
 	}
 	p.st = Status{Topic: cfg.Topic, Table: cfg.Table.String(), State: StatePending, Errors: map[ErrorKind]int64{}}
 	return p, nil
@@ -272,6 +276,9 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 	if err := checkKafkaColumn(sc); err != nil {
 		return fmt.Errorf("table %s: %w", p.cfg.Table, err)
 	}
+	if err := checkKeyFields(sc, p.cfg.KeyFields, true); err != nil {
+		return fmt.Errorf("table %s: %w", p.cfg.Table, err)
+	}
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	if err != nil {
 		return fmt.Errorf("table %s: arrow schema: %w", p.cfg.Table, err)
@@ -286,7 +293,8 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 	// The coverage of the decoder being replaced is kept.
 	p.coverBefore = p.coverBefore.Merge(p.schemas.coverage())
 	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc, p.cfg.jsonOptions()...)
-	p.schemas.changes = p.cfg.Mode == ModeDebezium
+	p.schemas.changes = p.cfg.Mode == ModeDebezium && p.cfg.Envelope != EnvelopeFlattened
+	p.schemas.flattened = p.cfg.Mode == ModeDebezium && p.cfg.Envelope == EnvelopeFlattened
 	p.unevolvable = map[int]error{}
 	return nil
 }
@@ -529,11 +537,17 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		return &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: kind, SchemaID: id, Err: cause}, nil
 	}
 	var key string
-	if p.cfg.Mode == ModeUpsert || (p.cfg.Mode.Keyed() && rec.Value == nil) {
+	var meta *connect.Change // the change event's metadata, in mode debezium
+	if (p.cfg.Mode == ModeUpsert && p.keyFields == nil) || (p.cfg.Mode.Keyed() && rec.Value == nil) {
 		if key, rerr, err = p.recordKey(ctx, rec); rerr != nil || err != nil {
 			return rerr, err
 		}
 		if rec.Value == nil {
+			if p.keyFields != nil {
+				if key, rerr = p.fieldsKey(rec, nil, key); rerr != nil {
+					return rerr, nil
+				}
+			}
 			// A tombstone: the key's row goes, and no row comes.
 			p.buf.cover(rec.Partition, rec.Offset, p.planned)
 			p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: -1})
@@ -555,8 +569,28 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	if p.cfg.Mode == ModeDebezium {
 		// A change event: its after is the row (docs/upsert.md,
 		// "Debezium").
-		ch, cerr := p.changes.Read(payload)
+		var ch connect.Change
+		var cerr error
+		cd, binary := r.dec.(changeDecoder)
+		switch {
+		case binary:
+			// Avro: the event is read in one pass, its row appended
+			// below.
+			ch, cerr = cd.ReadChange(p.buf.b, payload)
+		case p.cfg.Envelope == EnvelopeFlattened:
+			// ExtractNewRecordState's form: the row, its __deleted or
+			// __op saying whether it is a delete.
+			ch, cerr = p.changes.ReadFlattened(payload)
+		default:
+			ch, cerr = p.changes.Read(payload)
+		}
 		if cerr != nil {
+			switch {
+			case binary && errors.Is(cerr, codec.ErrOutOfRange):
+				return bad(KindOutOfRange, r.id, cerr)
+			case binary && !errors.Is(cerr, codec.ErrBadRecord):
+				return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, cerr)
+			}
 			return bad(KindMalformed, r.id, cerr)
 		}
 		if ch.Op == connect.OpTruncate {
@@ -569,7 +603,21 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 			p.buf.changes = append(p.buf.changes, upsert.Change{Truncate: true})
 			return nil, nil
 		}
-		if key, rerr, err = p.recordKey(ctx, rec); rerr != nil || err != nil {
+		switch {
+		case p.keyFields == nil:
+			key, rerr, err = p.recordKey(ctx, rec)
+		case ch.Op == connect.OpDelete && ch.Before == nil && p.cfg.Envelope != EnvelopeFlattened:
+			// A delete without its old row (REPLICA IDENTITY NOTHING):
+			// the Kafka key holds the key columns.
+			if key, rerr, err = p.recordKey(ctx, rec); rerr == nil && err == nil {
+				key, rerr = p.fieldsKey(rec, nil, key)
+			}
+		case ch.Op == connect.OpDelete && p.cfg.Envelope != EnvelopeFlattened:
+			key, rerr = p.fieldsKey(rec, ch.Before, "")
+		default:
+			key, rerr = p.fieldsKey(rec, ch.After, "")
+		}
+		if rerr != nil || err != nil {
 			return rerr, err
 		}
 		if ch.Op == connect.OpDelete {
@@ -577,9 +625,20 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 			p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: -1})
 			return nil, nil
 		}
-		payload = ch.After
+		meta = &ch
+		if !binary {
+			payload = ch.After
+		}
+	} else if p.cfg.Mode == ModeUpsert && p.keyFields != nil {
+		if key, rerr = p.fieldsKey(rec, payload, ""); rerr != nil {
+			return rerr, nil
+		}
 	}
-	if err := r.dec.Append(p.buf.b, payload); err != nil {
+	appendRow := r.dec.Append
+	if cd, ok := r.dec.(changeDecoder); ok && p.cfg.Mode == ModeDebezium {
+		appendRow = cd.AppendRow
+	}
+	if err := appendRow(p.buf.b, payload); err != nil {
 		switch {
 		case errors.Is(err, codec.ErrOutOfRange):
 			return bad(KindOutOfRange, r.id, err)
@@ -592,9 +651,27 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	if p.cfg.Mode.Keyed() {
 		p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: p.buf.rows})
 	}
-	p.buf.addKafka(rec)
+	p.buf.addKafka(rec, meta)
 	p.held++
 	return nil, nil
+}
+
+// fieldsKey is the key of rec from the key columns (Config.KeyFields):
+// those of row, the JSON text of its row, or with row nil those of
+// identity, its Kafka key's. A row without them is a *RecordError
+// (KindBadKey).
+func (p *Pipeline) fieldsKey(rec *kgo.Record, row []byte, identity string) (string, *RecordError) {
+	var k string
+	var err error
+	if row != nil {
+		k, err = p.keyFields.fromJSON(row)
+	} else {
+		k, err = p.keyFields.fromKey(identity)
+	}
+	if err != nil {
+		return "", &RecordError{Topic: p.cfg.Topic, Partition: rec.Partition, Offset: rec.Offset, Kind: KindBadKey, SchemaID: -1, Err: err}
+	}
+	return k, nil
 }
 
 // recordKey decodes rec's key in a keyed mode. A key that is missing or

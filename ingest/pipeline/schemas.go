@@ -52,6 +52,9 @@ type schemas struct {
 	// changes is set in mode debezium: a connect-json value's schema is
 	// a change event's, whose "after" field is the row's writer schema.
 	changes bool
+	// flattened is set in mode debezium with EnvelopeFlattened: an Avro
+	// value's __deleted and __op are read before its row.
+	flattened bool
 	// static is the verdict for every value of a schemaless format.
 	static *resolved
 	// last and lastKey are the verdict found for the previous value:
@@ -212,6 +215,9 @@ func (s *schemas) resolve(ctx context.Context, id int, indexes []int) (*resolved
 		return nil, err
 	}
 	c, err := compileSchema(ctx, s.reg, s.format, sch, indexes)
+	if err == nil && c.avro != nil && (s.changes || s.flattened) {
+		c, err = debeziumAvro(c, s.flattened)
+	}
 	var te *transientError
 	switch {
 	case errors.As(err, &te) || ctx.Err() != nil:
@@ -260,6 +266,9 @@ type compiled struct {
 	// (Avro's: columns of earlier builds keep their types,
 	// avro.ToIcebergFor).
 	writerFor func(target *iceberg.Schema) *iceberg.Schema
+	// avro is the parsed writer schema of FormatAvro (for mode
+	// debezium's change decoders, debeziumAvro).
+	avro hamba.Schema
 }
 
 // format is how Tarn reads one value format.
@@ -373,14 +382,20 @@ func compileAvro(_ context.Context, sch sr.Schema, refs []reference, _ []int) (c
 	if err != nil {
 		return compiled{}, err
 	}
-	return compiled{writer: user, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
-		return avro.NewDecoder(w, target, codec.WithCallerColumns(KafkaColumn))
+	return avroRows(w, user), nil
+}
+
+// avroRows is the compiled form of rows written with Avro schema w
+// (user: its Iceberg mapping).
+func avroRows(w hamba.Schema, user *iceberg.Schema) compiled {
+	return compiled{writer: user, avro: w, decoder: func(target *iceberg.Schema) (codec.Decoder, error) {
+		return avro.NewDecoder(w, target, codec.WithCallerColumns(callerColumns...))
 	}, writerFor: func(target *iceberg.Schema) *iceberg.Schema {
 		if sc, err := avro.ToIcebergFor(w, target); err == nil {
 			return sc
 		}
 		return user
-	}}, nil
+	}}
 }
 
 // isSchemaNotFound reports the registry's answer for an unknown schema id:

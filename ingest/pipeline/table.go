@@ -72,6 +72,34 @@ func kafkaField() iceberg.NestedField {
 	}
 }
 
+// DebeziumColumn is the struct column of a debezium table's change
+// metadata (Config.MetadataColumns): {op string, source_ts timestamptz,
+// ts timestamptz}, debeziumField.
+const DebeziumColumn = "_debezium"
+
+// callerColumns are the top-level columns the pipeline fills itself, not
+// the decoders (codec.WithCallerColumns): _kafka, and _debezium where the
+// table has it.
+var callerColumns = []string{KafkaColumn, DebeziumColumn}
+
+// debeziumField is the _debezium column: the change event's op (c, r or
+// u: a deleted row is not in the table), source.ts_ms (when the change
+// was committed in the source database) and ts_ms (when the connector
+// processed it) as timestamptz (ms precision), null when the event lacks
+// them. Optional, as are its fields: a row written by another path has
+// none. IDs are placeholders.
+func debeziumField() iceberg.NestedField {
+	return iceberg.NestedField{
+		Name: DebeziumColumn,
+		Doc:  "Debezium change metadata, written by Tarn",
+		Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: -1, Name: "op", Type: iceberg.PrimitiveTypes.String, Doc: "the change event's op: c (insert), r (snapshot read) or u (update)"},
+			{ID: -2, Name: "source_ts", Type: iceberg.PrimitiveTypes.TimestampTz, Doc: "source.ts_ms: when the change was committed in the source database"},
+			{ID: -3, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz, Doc: "ts_ms: when the connector processed the change"},
+		}},
+	}
+}
+
 // TableSchema is the Iceberg schema of a new table for a topic whose
 // values map to the user columns of user (WriterSchema; for Avro
 // avro.ToIceberg: union [null, T] becomes optional T, every other field is
@@ -79,12 +107,19 @@ func kafkaField() iceberg.NestedField {
 // assigned depth-first from 1, as a new table numbers them.
 //
 // Errors: ErrTableShape when user has a top-level field named _kafka.
-func TableSchema(user *iceberg.Schema) (*iceberg.Schema, error) {
+func TableSchema(user *iceberg.Schema) (*iceberg.Schema, error) { return tableSchema(user, false) }
+
+// tableSchema is TableSchema, with the _debezium column before _kafka
+// when metadata is set (Config.MetadataColumns).
+func tableSchema(user *iceberg.Schema, metadata bool) (*iceberg.Schema, error) {
 	fields := user.Fields()
 	for _, f := range fields {
-		if f.Name == KafkaColumn {
-			return nil, fmt.Errorf("%w: the writer schema has a field named %q, the reserved Kafka metadata column", ErrTableShape, KafkaColumn)
+		if f.Name == KafkaColumn || (metadata && f.Name == DebeziumColumn) {
+			return nil, fmt.Errorf("%w: the writer schema has a field named %q, a reserved metadata column", ErrTableShape, f.Name)
 		}
+	}
+	if metadata {
+		fields = append(fields, debeziumField())
 	}
 	fields = append(fields, kafkaField())
 	return iceberg.AssignFreshSchemaIDs(iceberg.NewSchema(0, fields...), nil)
@@ -133,9 +168,14 @@ func ensureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 		return false, err
 	}
 
-	sc, err := TableSchema(user)
+	sc, err := tableSchema(user, cfg.MetadataColumns)
 	if err != nil {
 		return false, err
+	}
+	if len(cfg.KeyFields) > 0 {
+		if sc, err = keyedSchema(sc, cfg.KeyFields, user == nil || len(user.Fields()) == 0); err != nil {
+			return false, err
+		}
 	}
 	ps, err := partitionSpec(sc, cfg.PartitionSpec)
 	if err != nil {
@@ -155,6 +195,28 @@ func ensureTable(ctx context.Context, cat *catalog.Catalog, wh *catalog.Warehous
 		return false, fmt.Errorf("create table %s: %w", id, err)
 	}
 	return true, nil
+}
+
+// keyedSchema checks the key columns of a table keyed by value columns
+// (Config.KeyFields; with allowMissing, columns sc lacks pass, for a
+// table that gets its columns with its first record) and, when all of
+// them are in sc and required, returns sc with
+// them as its identifier-field-ids (Iceberg spec "Identifier Field IDs":
+// required primitive columns), so engines see the row key. Errors wrap
+// ErrInvalidConfig.
+func keyedSchema(sc *iceberg.Schema, names []string, allowMissing bool) (*iceberg.Schema, error) {
+	if err := checkKeyFields(sc, names, allowMissing); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	ids := make([]int, len(names))
+	for i, n := range names {
+		f, ok := sc.FindFieldByName(n)
+		if !ok || !f.Required {
+			return sc, nil
+		}
+		ids[i] = f.ID
+	}
+	return iceberg.NewSchemaWithIdentifiers(sc.ID, ids, sc.Fields()...), nil
 }
 
 // tableProperties are a new table's properties: zstd, no Parquet

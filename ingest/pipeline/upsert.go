@@ -27,7 +27,15 @@ func (p *Pipeline) ensureIndex(ctx context.Context) error {
 	if p.index != nil && p.index.SnapshotID() == want {
 		return nil
 	}
-	ix, err := upsert.Rebuild(ctx, tbl, p.indexKey)
+	var ix *upsert.Index
+	var err error
+	if kf := p.keyFields; kf != nil {
+		ix, err = upsert.RebuildFrom(ctx, tbl, kf.names, func(_ context.Context, rec arrow.RecordBatch, i int) (string, error) {
+			return kf.fromArrow(rec, i)
+		})
+	} else {
+		ix, err = upsert.Rebuild(ctx, tbl, p.indexKey)
+	}
 	if err != nil {
 		return fmt.Errorf("table %s: rebuild the key index: %w", p.cfg.Table, err)
 	}

@@ -58,13 +58,29 @@ type TopicConfig struct {
 	// Mode: append (default: every record a row), upsert (one row per
 	// record key: a value replaces the key's row, a tombstone deletes
 	// it) or debezium (one row per key from Debezium change events, the
-	// table's columns those of the events' after; formats connect-json
-	// and json); docs/upsert.md. Fixed at enable.
+	// table's columns those of the events' after; formats avro,
+	// connect-json and json); docs/upsert.md. Fixed at enable.
 	Mode string `json:"mode,omitempty"`
 	// Truncate, for mode debezium only, is what a truncate event (op t)
 	// does: delete (default: the table is emptied, as the source table
 	// was) or ignore (pipeline.Config.Truncate). Fixed at enable.
 	Truncate string `json:"truncate,omitempty"`
+	// Envelope, for mode debezium only, is the form of the change
+	// events: full (default: Debezium's envelope, before/after/op/...)
+	// or flattened (by Debezium's ExtractNewRecordState transform:
+	// the row, with __deleted / __op marking deletes;
+	// pipeline.Config.Envelope). Fixed at enable.
+	Envelope string `json:"envelope,omitempty"`
+	// KeyFields, for modes upsert and debezium with formats json and
+	// connect-json, names the top-level value columns (int, long, string
+	// or boolean) that are a row's key instead of the Kafka record key
+	// (pipeline.Config.KeyFields); absent: the Kafka key. Fixed at
+	// enable.
+	KeyFields []string `json:"key-fields,omitempty"`
+	// MetadataColumns, for mode debezium only, adds the column _debezium
+	// {op, source_ts, ts} (the change's op, source.ts_ms and ts_ms) to
+	// the table (pipeline.Config.MetadataColumns). Fixed at enable.
+	MetadataColumns bool `json:"metadata-columns,omitempty"`
 	// PartitionSpec lists partition fields as Iceberg transforms over
 	// column paths; absent (null) means ["day(_kafka.timestamp)"] (for
 	// mode upsert: []), [] means unpartitioned.
@@ -166,6 +182,9 @@ func (c TopicConfig) withDefaults() TopicConfig {
 	if c.Mode == string(pipeline.ModeDebezium) && c.Truncate == "" {
 		c.Truncate = string(pipeline.TruncateDelete)
 	}
+	if c.Mode == string(pipeline.ModeDebezium) && c.Envelope == "" {
+		c.Envelope = string(pipeline.EnvelopeFull)
+	}
 	if c.TargetLagMs == 0 {
 		c.TargetLagMs = DefaultTargetLagMs
 	}
@@ -228,6 +247,9 @@ func (c TopicConfig) resolve() (TopicConfig, pipeline.Config, error) {
 		FieldNameMatching:   pipeline.FieldNameMatching(c.FieldNameMatching),
 		Mode:                pipeline.Mode(c.Mode),
 		Truncate:            pipeline.TruncateAction(c.Truncate),
+		Envelope:            pipeline.Envelope(c.Envelope),
+		KeyFields:           slices.Clone(c.KeyFields),
+		MetadataColumns:     c.MetadataColumns,
 	}
 	if pc.Mode.Keyed() && c.Delta != nil && *c.Delta {
 		// The Delta publisher refuses snapshots with delete files (the log

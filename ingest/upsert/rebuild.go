@@ -30,6 +30,11 @@ var ErrIndexMismatch = errclass.New(errclass.Internal, "upsert: table does not m
 // record without one).
 type KeyFunc func(ctx context.Context, raw []byte) (string, error)
 
+// RowKeyFunc returns the key of row i of rec, the columns RebuildFrom
+// read from a data file (top-level columns named as in the table; their
+// order is the file's).
+type RowKeyFunc func(ctx context.Context, rec arrow.RecordBatch, i int) (string, error)
+
 // Rebuild reads the index of tbl's current snapshot from its files: for
 // every live data file (iceberg-go's scan planning), the key of each row
 // at its position (KeyColumn, through keyOf), minus the positions the
@@ -39,6 +44,28 @@ type KeyFunc func(ctx context.Context, raw []byte) (string, error)
 // rows of one key, a row whose key keyOf refuses, an equality delete or a
 // deletion vector); I/O and planning errors, wrapped.
 func Rebuild(ctx context.Context, tbl *table.Table, keyOf KeyFunc) (*Index, error) {
+	return RebuildFrom(ctx, tbl, []string{KeyColumn}, func(ctx context.Context, rec arrow.RecordBatch, i int) (string, error) {
+		kafka, ok := rec.Column(0).(*array.Struct)
+		if !ok || kafka.NumField() != 1 {
+			return "", fmt.Errorf("%s is not readable as a struct", KeyColumn)
+		}
+		keys, ok := kafka.Field(0).(*array.Binary)
+		if !ok {
+			return "", fmt.Errorf("%s is %s, not binary", KeyColumn, kafka.Field(0).DataType())
+		}
+		var raw []byte
+		if keys.IsValid(i) && kafka.IsValid(i) {
+			raw = keys.Value(i)
+		}
+		return keyOf(ctx, raw)
+	})
+}
+
+// RebuildFrom is Rebuild with the keys computed by keyOf from the data
+// files' columns at the dotted Parquet paths columns (a table keyed by
+// value columns, say, rather than by the Kafka key). Errors: those of
+// Rebuild.
+func RebuildFrom(ctx context.Context, tbl *table.Table, columns []string, keyOf RowKeyFunc) (*Index, error) {
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		return NewIndex(-1), nil
@@ -73,7 +100,7 @@ func Rebuild(ctx context.Context, tbl *table.Table, keyOf KeyFunc) (*Index, erro
 				deleted[p] = true
 			}
 		}
-		if err := indexFile(ctx, ix, fsys, task.File.FilePath(), deleted, keyOf); err != nil {
+		if err := indexFile(ctx, ix, fsys, task.File.FilePath(), deleted, columns, keyOf); err != nil {
 			return nil, err
 		}
 	}
@@ -99,28 +126,16 @@ func readPositionDeletes(ctx context.Context, fsys icebergio.IO, path string) (m
 }
 
 // indexFile puts the key of every row of data file path not in deleted.
-func indexFile(ctx context.Context, ix *Index, fsys icebergio.IO, path string, deleted map[int64]bool, keyOf KeyFunc) error {
+func indexFile(ctx context.Context, ix *Index, fsys icebergio.IO, path string, deleted map[int64]bool, columns []string, keyOf RowKeyFunc) error {
 	var pos int64
-	return readColumns(ctx, fsys, path, []string{KeyColumn}, func(rec arrow.RecordBatch) error {
-		kafka, ok := rec.Column(0).(*array.Struct)
-		if !ok || kafka.NumField() != 1 {
-			return fmt.Errorf("%w: data file %s: %s is not readable as a struct", ErrIndexMismatch, path, KeyColumn)
-		}
-		keys, ok := kafka.Field(0).(*array.Binary)
-		if !ok {
-			return fmt.Errorf("%w: data file %s: %s is %s, not binary", ErrIndexMismatch, path, KeyColumn, kafka.Field(0).DataType())
-		}
-		for i := range keys.Len() {
+	return readColumns(ctx, fsys, path, columns, func(rec arrow.RecordBatch) error {
+		for i := range int(rec.NumRows()) {
 			p := pos
 			pos++
 			if deleted[p] {
 				continue
 			}
-			var raw []byte
-			if keys.IsValid(i) && kafka.IsValid(i) {
-				raw = keys.Value(i)
-			}
-			key, err := keyOf(ctx, raw)
+			key, err := keyOf(ctx, rec, i)
 			if err != nil {
 				return fmt.Errorf("%w: data file %s position %d: %w", ErrIndexMismatch, path, p, err)
 			}

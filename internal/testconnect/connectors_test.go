@@ -47,14 +47,16 @@ func TestConnectorConfigs(t *testing.T) {
 // variants are the connectors TestDebeziumPostgresE2E runs against pg and
 // the registry at registryURL, by name (also their topic prefix): the
 // envelope in Avro, the envelope in JSON with schemas, and the
-// ExtractNewRecordState form in Avro, each capturing public.items and
-// public.items_full.
+// ExtractNewRecordState form in Avro and in JSON with schemas, each
+// capturing public.items and public.items_full.
 func variants(pg *testpg.Server, registryURL string) map[string]testconnect.Config {
 	tables := []string{"public.items", "public.items_full"}
 	return map[string]testconnect.Config{
 		"avro": testconnect.PostgresSource(pg, "avro", tables...).With(testconnect.AvroConverters(registryURL)),
 		"json": testconnect.PostgresSource(pg, "json", tables...).With(testconnect.JSONConverters()),
 		"flat": testconnect.PostgresSource(pg, "flat", tables...).With(testconnect.AvroConverters(registryURL),
+			testconnect.ExtractNewRecordState()),
+		"flatjson": testconnect.PostgresSource(pg, "flatjson", tables...).With(testconnect.JSONConverters(),
 			testconnect.ExtractNewRecordState()),
 	}
 }

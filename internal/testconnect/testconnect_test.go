@@ -161,11 +161,15 @@ func TestDebeziumPostgresE2E(t *testing.T) {
 	}
 	for table, events := range flat {
 		want["flat."+table] = events
+		want["flatjson."+table] = events
 	}
 	records := consume(t, ctx, b.Bootstrap, want)
 	lap("change events consumed")
 
 	rcl := r.Client(t)
+	if *capture != "" {
+		writeCapture(t, ctx, rcl, *capture, records)
+	}
 	d := &decoder{t: t, ctx: ctx, reg: rcl, schemas: map[int]avro.Schema{}}
 	for topic, events := range want {
 		var got []string
@@ -177,6 +181,8 @@ func TestDebeziumPostgresE2E(t *testing.T) {
 				c = d.avroEnvelope(topic, rec)
 			case strings.HasPrefix(topic, "json."):
 				c = d.jsonEnvelope(topic, rec)
+			case strings.HasPrefix(topic, "flatjson."):
+				c = d.jsonFlat(topic, rec)
 			default:
 				c = d.avroFlat(topic, rec)
 			}
@@ -195,7 +201,7 @@ func TestDebeziumPostgresE2E(t *testing.T) {
 			t.Errorf("%s:\n got  %s\n want %s", topic, strings.Join(got, "\n      "), strings.Join(events, "\n      "))
 			continue
 		}
-		if strings.HasSuffix(topic, ".public.items") && !strings.HasPrefix(topic, "flat.") {
+		if strings.HasSuffix(topic, ".public.items") && !strings.HasPrefix(topic, "flat") {
 			// The multi-row transaction's four events carry one txId, not
 			// the one of the update before it (the flat form has no source
 			// block).
@@ -455,6 +461,40 @@ func (d *decoder) jsonEnvelope(topic string, rec *kgo.Record) change {
 	}
 	p := e.Payload
 	c.op, c.before, c.after, c.source, c.tsMillis = p.Op, p.Before, p.After, p.Source, p.TsMs
+	return c
+}
+
+func (d *decoder) jsonFlat(topic string, rec *kgo.Record) change {
+	d.t.Helper()
+	var k jsonMessage[struct {
+		ID int32 `json:"id"`
+	}]
+	if err := json.Unmarshal(rec.Key, &k); err != nil || k.Schema.Name != topic+".Key" {
+		d.t.Fatalf("%s: key %s: %v (want a struct schema named %s.Key)", topic, rec.Key, err, topic)
+	}
+	c := change{key: int(k.Payload.ID), tombstone: rec.Value == nil}
+	if c.tombstone {
+		return c
+	}
+	var v jsonMessage[struct {
+		ID         int32   `json:"id"`
+		Name       *string `json:"name"`
+		Body       *string `json:"body"`
+		Op         *string `json:"__op"`
+		SourceTsMs *int64  `json:"__source_ts_ms"`
+		Deleted    *string `json:"__deleted"`
+	}]
+	if err := json.Unmarshal(rec.Value, &v); err != nil {
+		d.t.Fatalf("%s: value %s: %v", topic, rec.Value, err)
+	}
+	if v.Schema.Name != topic+".Value" {
+		d.t.Fatalf("%s: value schema named %q, want %s.Value (the row's, not the envelope's)", topic, v.Schema.Name, topic)
+	}
+	p := v.Payload
+	if p.Op == nil || p.SourceTsMs == nil || p.Deleted == nil {
+		d.t.Fatalf("%s: flattened value without __op, __source_ts_ms or __deleted: %s", topic, rec.Value)
+	}
+	c.op, c.flat, c.deleted, c.tsMillis = *p.Op, &row{ID: p.ID, Name: p.Name, Body: p.Body}, *p.Deleted, *p.SourceTsMs
 	return c
 }
 
