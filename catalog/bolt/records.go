@@ -39,6 +39,38 @@ func (s *Store) PutRecord(ctx context.Context, collection, key string, value []b
 	})
 }
 
+// CreateRecord stores value under key unless collection holds it
+// already, in one bbolt transaction, and returns the value stored after
+// the call (catalog.RecordStore).
+func (s *Store) CreateRecord(ctx context.Context, collection, key string, value []byte) (stored []byte, created bool, err error) {
+	if err := checkRecordKey(collection, key); err != nil {
+		return nil, false, err
+	}
+	if err := checkCtx(ctx); err != nil {
+		return nil, false, err
+	}
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		root, err := tx.CreateBucketIfNotExists(bucketRecords)
+		if err != nil {
+			return err
+		}
+		b, err := root.CreateBucketIfNotExists([]byte(collection))
+		if err != nil {
+			return err
+		}
+		if v := b.Get([]byte(key)); v != nil {
+			stored = append([]byte(nil), v...)
+			return nil
+		}
+		stored, created = append([]byte{}, value...), true
+		return b.Put([]byte(key), stored)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return stored, created, nil
+}
+
 // GetRecord returns the value of key in collection; ok is false when
 // there is none.
 func (s *Store) GetRecord(ctx context.Context, collection, key string) (value []byte, ok bool, err error) {

@@ -76,6 +76,7 @@ type Store struct {
 var (
 	_ catalog.Store            = (*Store)(nil)
 	_ catalog.IdempotencyStore = (*Store)(nil)
+	_ catalog.RecordStore      = (*Store)(nil)
 )
 
 // Open connects to the database of url (a libpq URL or key=value string,
