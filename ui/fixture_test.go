@@ -95,7 +95,7 @@ func newFixture(t *testing.T, oauth2 bool) *fixture {
 	f := &fixture{rc: rc, values: values, logs: logs, mgr: m}
 	cfg := server.Config{Logger: log, Topics: m}
 	if oauth2 {
-		key, err := auth.LoadOrCreateKey(dir)
+		key, err := auth.LoadOrCreateKey(ctx, store, dir)
 		require.NoError(t, err)
 		st := auth.NewStore(store, bcrypt.MinCost)
 		_, _, err = st.EnsureRoot(ctx, "root", rootSecret)
