@@ -1,10 +1,15 @@
 package server_test
 
 import (
+	"context"
+	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -13,6 +18,10 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/testserver"
+	"github.com/tarnhq/tarn/server"
 )
 
 func TestHealthAndReady(t *testing.T) {
@@ -165,4 +174,48 @@ func scrapeMetrics(t *testing.T, base string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// pingStore is a store whose backend answers Ping with err.
+type pingStore struct {
+	catalog.Store
+	err atomic.Pointer[error]
+}
+
+func (s *pingStore) Ping(context.Context) error {
+	if p := s.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// TestReadyReflectsStore: a store that does not answer (PostgreSQL down)
+// makes /readyz 503, naming the cause, so a load balancer routes to
+// another replica; it is ready again once the store answers. Before,
+// /readyz said ready whatever the store did.
+func TestReadyReflectsStore(t *testing.T) {
+	t.Parallel()
+	var ps *pingStore
+	cat, _, _ := testserver.NewCatalog(t, t.TempDir(), func(s catalog.Store) catalog.Store { ps = &pingStore{Store: s}; return ps })
+	hs := httptest.NewServer(server.New(cat, server.Config{}).Handler())
+	t.Cleanup(hs.Close)
+	get := func() (int, string) {
+		rsp, err := http.Get(hs.URL + "/readyz")
+		require.NoError(t, err)
+		defer rsp.Body.Close()
+		b, err := io.ReadAll(rsp.Body)
+		require.NoError(t, err)
+		return rsp.StatusCode, string(b)
+	}
+	code, body := get()
+	require.Equal(t, http.StatusOK, code)
+	assert.JSONEq(t, `{"status": "ready", "checks": {"catalog": {"status": "ok"}}}`, body)
+	down := errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+	ps.err.Store(&down)
+	code, body = get()
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	assert.JSONEq(t, `{"status": "unavailable", "checks": {"catalog": {"status": "unreachable", "error": "store: dial tcp 127.0.0.1:5432: connect: connection refused"}}}`, body)
+	ps.err.Store(nil)
+	code, _ = get()
+	assert.Equal(t, http.StatusOK, code)
 }
