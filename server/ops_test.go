@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	dto "github.com/prometheus/client_model/go"
@@ -218,4 +220,44 @@ func TestReadyReflectsStore(t *testing.T) {
 	ps.err.Store(nil)
 	code, _ = get()
 	assert.Equal(t, http.StatusOK, code)
+}
+
+// TestServeDrains: after its context ends, Serve keeps serving for
+// DrainDelay with /readyz 503 (a load balancer takes the replica out
+// before the listener closes), then closes the listener. Before, the
+// listener closed at once and requests routed meanwhile failed.
+func TestServeDrains(t *testing.T) {
+	t.Parallel()
+	cat, _, _ := testserver.NewCatalog(t, t.TempDir(), nil)
+	srv := server.New(cat, server.Config{DrainDelay: time.Second})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	base := "http://" + l.Addr().String()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, l) }()
+	status := func(path string) int {
+		rsp, err := http.Get(base + path)
+		if err != nil {
+			return 0
+		}
+		rsp.Body.Close()
+		return rsp.StatusCode
+	}
+	require.Eventually(t, func() bool { return status("/readyz") == http.StatusOK }, 5*time.Second, 10*time.Millisecond)
+	cancel()
+	require.Eventually(t, func() bool { return status("/readyz") == http.StatusServiceUnavailable }, time.Second, 5*time.Millisecond)
+	assert.Equal(t, http.StatusOK, status("/v1/config"), "requests are still served while draining")
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned before the drain delay: %v", err)
+	default:
+	}
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("Serve did not return after the drain delay")
+	}
+	assert.Equal(t, 0, status("/v1/config"), "the listener is closed")
 }
