@@ -27,11 +27,7 @@ func (s *Store) PutRecord(ctx context.Context, collection, key string, value []b
 		return err
 	}
 	return s.db.Update(func(tx *bbolt.Tx) error {
-		root, err := tx.CreateBucketIfNotExists(bucketRecords)
-		if err != nil {
-			return err
-		}
-		b, err := root.CreateBucketIfNotExists([]byte(collection))
+		b, err := createRecordBucket(tx, collection)
 		if err != nil {
 			return err
 		}
@@ -50,11 +46,7 @@ func (s *Store) CreateRecord(ctx context.Context, collection, key string, value 
 		return nil, false, err
 	}
 	err = s.db.Update(func(tx *bbolt.Tx) error {
-		root, err := tx.CreateBucketIfNotExists(bucketRecords)
-		if err != nil {
-			return err
-		}
-		b, err := root.CreateBucketIfNotExists([]byte(collection))
+		b, err := createRecordBucket(tx, collection)
 		if err != nil {
 			return err
 		}
@@ -132,6 +124,16 @@ func (s *Store) DeleteRecord(ctx context.Context, collection, key string) error 
 		}
 		return b.Delete([]byte(key))
 	})
+}
+
+// createRecordBucket returns collection's bucket in a write transaction,
+// creating it (and the records bucket) if needed.
+func createRecordBucket(tx *bbolt.Tx, collection string) (*bbolt.Bucket, error) {
+	root, err := tx.CreateBucketIfNotExists(bucketRecords)
+	if err != nil {
+		return nil, err
+	}
+	return root.CreateBucketIfNotExists([]byte(collection))
 }
 
 func recordBucket(tx *bbolt.Tx, collection string) *bbolt.Bucket {
