@@ -12,6 +12,8 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -41,6 +43,22 @@ func (r *memRecords) PutRecord(_ context.Context, c, k string, v []byte) error {
 	return nil
 }
 
+func (r *memRecords) CreateRecord(ctx context.Context, c, k string, v []byte) ([]byte, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.m[c][k]; ok {
+		return old, false, nil
+	}
+	if r.m == nil {
+		r.m = map[string]map[string][]byte{}
+	}
+	if r.m[c] == nil {
+		r.m[c] = map[string][]byte{}
+	}
+	r.m[c][k] = v
+	return v, true, nil
+}
+
 func (r *memRecords) GetRecord(_ context.Context, c, k string) ([]byte, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -67,11 +85,12 @@ func (r *memRecords) DeleteRecord(_ context.Context, c, k string) error {
 
 func newService(t *testing.T, oidc ...OIDCConfig) *Service {
 	t.Helper()
-	key, err := LoadOrCreateKey(t.TempDir())
+	recs := &memRecords{}
+	key, err := LoadOrCreateKey(t.Context(), recs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewService(Config{Store: NewStore(&memRecords{}, bcrypt.MinCost), Key: key, OIDC: oidc})
+	s, err := NewService(Config{Store: NewStore(recs, bcrypt.MinCost), Key: key, OIDC: oidc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,12 +519,13 @@ func TestOIDCRefreshServesCachedKeys(t *testing.T) {
 
 func TestSigningKeyPersists(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	k1, err := LoadOrCreateKey(dir)
+	recs := &memRecords{}
+	k1, err := LoadOrCreateKey(t.Context(), recs, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	k2, err := LoadOrCreateKey(dir)
+	// Another replica (or a restart) on the same store: the same key.
+	k2, err := LoadOrCreateKey(t.Context(), recs, t.TempDir())
 	if err != nil || k1.KID != k2.KID {
 		t.Fatalf("reload: %v %s %s", err, k1.KID, k2.KID)
 	}
@@ -513,6 +533,45 @@ func TestSigningKeyPersists(t *testing.T) {
 	pub, err := jwks.Keys[0].PublicKey()
 	if err != nil || !pub.(*ecdsa.PublicKey).Equal(&k1.priv.PublicKey) {
 		t.Fatalf("jwks round trip: %v", err)
+	}
+}
+
+// TestSigningKeyImportedFromDataDir: a Tarn that kept its key in
+// <data-dir>/auth/signing-key.pem is upgraded; the first start on the
+// store imports that key (tokens issued before the upgrade stay valid),
+// and a corrupt stored key is refused, never replaced.
+func TestSigningKeyImportedFromDataDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pemKey, err := newKeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := parseKey(pemKey, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "auth"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, KeyFile), pemKey, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	recs := &memRecords{}
+	got, err := LoadOrCreateKey(t.Context(), recs, dir)
+	if err != nil || got.KID != want.KID {
+		t.Fatalf("import: %v, kid %s want %s", err, got.KID, want.KID)
+	}
+	if v, ok, _ := recs.GetRecord(t.Context(), collKeys, keySigning); !ok || string(v) != string(pemKey) {
+		t.Fatal("the imported key is not in the store")
+	}
+	bad := &memRecords{}
+	_ = bad.PutRecord(t.Context(), collKeys, keySigning, []byte("not a key"))
+	if _, err := LoadOrCreateKey(t.Context(), bad, dir); err == nil {
+		t.Fatal("a corrupt stored key was accepted")
+	}
+	if v, _, _ := bad.GetRecord(t.Context(), collKeys, keySigning); string(v) != "not a key" {
+		t.Fatal("a corrupt stored key was replaced")
 	}
 }
 
@@ -636,7 +695,7 @@ func TestTokensEndWithCredentials(t *testing.T) {
 func TestTokenExchangeSessionBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	key, err := LoadOrCreateKey(t.TempDir())
+	key, err := LoadOrCreateKey(t.Context(), &memRecords{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,5 +780,65 @@ func TestOIDCIssuers(t *testing.T) {
 	forged := fb.token(t, jwt.MapClaims{"iss": fa.srv.URL, "sub": "ann", "exp": exp})
 	if _, err := s.Authenticate(ctx, forged); !errors.Is(err, ErrTokenInvalid) {
 		t.Errorf("cross-signed token: %v", err)
+	}
+}
+
+// TestReplicasShareAuthState: two replicas (two Stores and Services)
+// over one record store. A token issued by one is accepted by the
+// other, whose snapshot was read before the principal existed; a
+// principal deleted through one is refused by the other once its
+// snapshot is RefreshInterval old (before this bound existed the other
+// replica kept accepting it until restart).
+func TestReplicasShareAuthState(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	recs := &memRecords{}
+	key, err := LoadOrCreateKey(ctx, recs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyB, err := LoadOrCreateKey(ctx, recs, "")
+	if err != nil || keyB.KID != key.KID {
+		t.Fatalf("second replica's key: %v %s != %s", err, keyB.KID, key.KID)
+	}
+	stA, stB := NewStore(recs, bcrypt.MinCost), NewStore(recs, bcrypt.MinCost)
+	var mu sync.Mutex
+	clock := time.Now()
+	stB.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	a, err := NewService(Config{Store: stA, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewService(Config{Store: stB, Key: keyB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stB.ListPrincipals(ctx); err != nil { // B reads its snapshot now
+		t.Fatal(err)
+	}
+	secret, err := stA.CreatePrincipal(ctx, "etl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := a.Token(ctx, TokenRequest{GrantType: GrantClientCredentials, ClientID: "etl", ClientSecret: secret, Scope: "catalog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// B's snapshot predates etl: within the bound B may not know it yet,
+	// past the bound it must.
+	advance(RefreshInterval)
+	if id, err := b.Authenticate(ctx, tok.AccessToken); err != nil || id.Principal != "etl" {
+		t.Fatalf("replica B refused replica A's token: %v", err)
+	}
+	if err := stA.DeletePrincipal(ctx, "etl"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(ctx, tok.AccessToken); err == nil {
+		t.Fatal("replica A accepted a deleted principal's token")
+	}
+	advance(RefreshInterval)
+	if _, err := b.Authenticate(ctx, tok.AccessToken); err == nil {
+		t.Fatalf("replica B accepted a principal deleted through A %s ago", RefreshInterval)
 	}
 }

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -15,10 +16,26 @@ import (
 	"path/filepath"
 )
 
-// KeyFile is the signing key's path under the data dir: a PKCS#8 ECDSA
-// P-256 private key in PEM, mode 0600, created on first start and kept
-// so that tokens survive restarts.
+// KeyFile is where Tarn before the signing key moved into the store kept
+// it, under the data dir: a PKCS#8 ECDSA P-256 private key in PEM.
+// LoadOrCreateKey imports it once, so that tokens issued before an
+// upgrade stay valid.
 const KeyFile = "auth/signing-key.pem"
+
+// Key record: the signing key lives in the catalog's store (collection
+// collKeys, key keySigning, the PEM as the value), so that every replica
+// sharing the store signs and verifies with the same key.
+const (
+	collKeys   = "auth-keys"
+	keySigning = "signing"
+)
+
+// KeyStore is what LoadOrCreateKey needs of the catalog's store
+// (catalog.RecordStore).
+type KeyStore interface {
+	GetRecord(ctx context.Context, collection, key string) ([]byte, bool, error)
+	CreateRecord(ctx context.Context, collection, key string, value []byte) ([]byte, bool, error)
+}
 
 // SigningKey is Tarn's token signing key (ES256).
 type SigningKey struct {
@@ -28,34 +45,65 @@ type SigningKey struct {
 	KID string
 }
 
-// LoadOrCreateKey reads dataDir/KeyFile, creating it when missing.
-// Errors: an unreadable or malformed file (fail closed: never replace a
-// key that exists, which would void every issued token silently).
-func LoadOrCreateKey(dataDir string) (*SigningKey, error) {
-	path := filepath.Join(dataDir, KeyFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return createKey(path)
-	}
+// LoadOrCreateKey returns the signing key stored in ks, creating it when
+// there is none: from dataDir/KeyFile when that file exists (the key of
+// an earlier Tarn; dataDir "" skips this), else a new P-256 key. The
+// create is catalog.RecordStore.CreateRecord, so replicas starting
+// together on one store agree on one key. Errors: the store's; a stored
+// key or a KeyFile that does not parse (fail closed: never replace a key
+// that exists, which would void every issued token silently).
+func LoadOrCreateKey(ctx context.Context, ks KeyStore, dataDir string) (*SigningKey, error) {
+	b, ok, err := ks.GetRecord(ctx, collKeys, keySigning)
 	if err != nil {
 		return nil, fmt.Errorf("auth: read signing key: %w", err)
 	}
+	if ok {
+		return parseKey(b, "the stored signing key")
+	}
+	var candidate []byte
+	if dataDir != "" {
+		path := filepath.Join(dataDir, KeyFile)
+		candidate, err = os.ReadFile(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("auth: read signing key: %w", err)
+		}
+		if err == nil {
+			if _, err := parseKey(candidate, path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if candidate == nil {
+		if candidate, err = newKeyPEM(); err != nil {
+			return nil, err
+		}
+	}
+	stored, _, err := ks.CreateRecord(ctx, collKeys, keySigning, candidate)
+	if err != nil {
+		return nil, fmt.Errorf("auth: store signing key: %w", err)
+	}
+	return parseKey(stored, "the stored signing key")
+}
+
+// parseKey parses a PEM PKCS#8 P-256 private key; what names it in errors.
+func parseKey(b []byte, what string) (*SigningKey, error) {
 	blk, _ := pem.Decode(b)
 	if blk == nil {
-		return nil, fmt.Errorf("auth: signing key %s: not PEM", path)
+		return nil, fmt.Errorf("auth: signing key %s: not PEM", what)
 	}
 	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("auth: signing key %s: %w", path, err)
+		return nil, fmt.Errorf("auth: signing key %s: %w", what, err)
 	}
 	ec, ok := k.(*ecdsa.PrivateKey)
 	if !ok || ec.Curve != elliptic.P256() {
-		return nil, fmt.Errorf("auth: signing key %s: not an ECDSA P-256 key", path)
+		return nil, fmt.Errorf("auth: signing key %s: not an ECDSA P-256 key", what)
 	}
 	return newSigningKey(ec)
 }
 
-func createKey(path string) (*SigningKey, error) {
+// newKeyPEM generates a P-256 key as PEM PKCS#8.
+func newKeyPEM() ([]byte, error) {
 	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -64,25 +112,7 @@ func createKey(path string) (*SigningKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("auth: create signing key: %w", err)
-	}
-	if err := pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der}); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	return newSigningKey(ec)
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
 
 // NewSigningKey wraps an existing P-256 key (tests).

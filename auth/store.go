@@ -16,11 +16,12 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// RecordStore is what Store needs of the catalog's store: catalog/bolt's
-// generic records (the same seam ingest/topics uses), so catalog/bolt
-// never imports auth.
+// RecordStore is what Store and LoadOrCreateKey need of the catalog's
+// store: its records (catalog.RecordStore, the same seam ingest/topics
+// uses), so the stores never import auth.
 type RecordStore interface {
 	PutRecord(ctx context.Context, collection, key string, value []byte) error
+	CreateRecord(ctx context.Context, collection, key string, value []byte) ([]byte, bool, error)
 	GetRecord(ctx context.Context, collection, key string) ([]byte, bool, error)
 	ListRecords(ctx context.Context, collection string) (map[string][]byte, error)
 	DeleteRecord(ctx context.Context, collection, key string) error
@@ -77,23 +78,44 @@ type Role struct {
 	CreatedAt time.Time `json:"created-at"`
 }
 
+// RefreshInterval bounds how stale a Store's snapshot may be: a snapshot
+// read longer ago is read again from the RecordStore before it is used.
+// It is the bound within which a change made through another replica
+// sharing the store (a deleted principal, a rotated secret, a revoked
+// grant or role) takes effect on this one; a change made through this
+// Store takes effect at once. 5 s keeps the cost at three record listings
+// per replica per 5 s under load, and a revocation quicker than any
+// token lifetime.
+const RefreshInterval = 5 * time.Second
+
 // snapshot is everything Store holds, decoded; replaced whole after a
 // write, so readers never see a half-applied change.
 type snapshot struct {
+	// read is when the records were listed (before the first listing).
+	read       time.Time
 	principals map[string]principalRecord
 	roles      map[string]Role
 	grants     map[string][]Grant // by role
 }
 
 // Store keeps principals, roles and grants in a RecordStore, cached in
-// memory. Writes go through one Store (one process); a second Tarn
-// sharing the file would not see them until restart.
+// memory for RefreshInterval: replicas sharing the store see each
+// other's changes within that bound. Writes of one Store are serialized;
+// writes through two replicas at once are each a read-modify-write of
+// one record (the last one wins, as for any record).
 type Store struct {
 	rs         RecordStore
 	bcryptCost int
 	op         sync.Mutex // serializes writes (read-modify-write of records)
-	mu         sync.Mutex // guards snap
+	loading    sync.Mutex // one listing at a time; others wait for its result
+	mu         sync.Mutex // guards snap and writes
 	snap       *snapshot
+	// writes counts invalidations: a listing that began before a write
+	// of this Store (and may miss it) is returned to its caller but not
+	// kept, so the next load sees the write.
+	writes uint64
+	// now is time.Now (tests move it).
+	now func() time.Time
 }
 
 // NewStore returns a Store over rs; bcryptCost 0 is DefaultBcryptCost.
@@ -101,7 +123,7 @@ func NewStore(rs RecordStore, bcryptCost int) *Store {
 	if bcryptCost == 0 {
 		bcryptCost = DefaultBcryptCost
 	}
-	return &Store{rs: rs, bcryptCost: bcryptCost}
+	return &Store{rs: rs, bcryptCost: bcryptCost, now: time.Now}
 }
 
 // loadRecords decodes every record of collection as a T (JSON) and hands
@@ -122,15 +144,32 @@ func loadRecords[T any](ctx context.Context, rs RecordStore, collection, what st
 	return nil
 }
 
-// load returns the current snapshot, reading the records if needed.
-func (s *Store) load(ctx context.Context) (*snapshot, error) {
+// fresh returns the snapshot if it was read within RefreshInterval.
+func (s *Store) fresh() *snapshot {
 	s.mu.Lock()
-	snap := s.snap
-	s.mu.Unlock()
-	if snap != nil {
+	defer s.mu.Unlock()
+	if s.snap != nil && s.now().Sub(s.snap.read) < RefreshInterval {
+		return s.snap
+	}
+	return nil
+}
+
+// load returns the current snapshot, reading the records if it is
+// missing or older than RefreshInterval. Concurrent callers share one
+// listing.
+func (s *Store) load(ctx context.Context) (*snapshot, error) {
+	if snap := s.fresh(); snap != nil {
 		return snap, nil
 	}
-	snap = &snapshot{principals: map[string]principalRecord{}, roles: map[string]Role{}, grants: map[string][]Grant{}}
+	s.loading.Lock()
+	defer s.loading.Unlock()
+	if snap := s.fresh(); snap != nil {
+		return snap, nil // read by the caller we waited for
+	}
+	s.mu.Lock()
+	writes := s.writes
+	s.mu.Unlock()
+	snap := &snapshot{read: s.now(), principals: map[string]principalRecord{}, roles: map[string]Role{}, grants: map[string][]Grant{}}
 	if err := loadRecords(ctx, s.rs, collPrincipals, "principal", func(k string, p principalRecord) { snap.principals[k] = p }); err != nil {
 		return nil, err
 	}
@@ -141,10 +180,9 @@ func (s *Store) load(ctx context.Context) (*snapshot, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	if s.snap == nil {
+	if s.writes == writes {
 		s.snap = snap
 	}
-	snap = s.snap
 	s.mu.Unlock()
 	return snap, nil
 }
@@ -153,6 +191,7 @@ func (s *Store) load(ctx context.Context) (*snapshot, error) {
 func (s *Store) invalidate() {
 	s.mu.Lock()
 	s.snap = nil
+	s.writes++
 	s.mu.Unlock()
 }
 

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -52,6 +53,10 @@ type Config struct {
 	// when nil (they count, and nothing exports them). Tarn passes
 	// prometheus.DefaultRegisterer; a test passes a registry of its own.
 	Metrics prometheus.Registerer
+	// MetadataCacheBytes is the budget of the replica's cache of metadata
+	// files (metadatacache.go), in uncompressed JSON bytes;
+	// DefaultMetadataCacheBytes when 0, no cache when negative.
+	MetadataCacheBytes int64
 }
 
 // Catalog is the catalog service. It is safe for concurrent use; all
@@ -65,7 +70,7 @@ type Catalog struct {
 	// inflight: data files written by in-process writers, not committed yet.
 	inflight inflight
 	// staged: stage-created tables' directories, for signing before the
-	// create commit.
+	// create commit (in the store's records, so on every replica).
 	staged stagedTables
 	// validateProps is Config.ValidateTableProperties.
 	validateProps func(iceberg.Properties) error
@@ -74,6 +79,8 @@ type Catalog struct {
 	// observers are told of every commit (AddCommitObserver).
 	observers observers
 	metrics   *metrics
+	// meta caches metadata files by location (metadatacache.go).
+	meta *metadataCache
 }
 
 // checkTableProperties checks next, the properties of table id after a
@@ -125,6 +132,16 @@ func New(cfg Config) (*Catalog, error) {
 		tunablePrefixes: slices.Clone(cfg.TunablePrefixes), metrics: m}
 	if c.log == nil {
 		c.log = slog.Default()
+	}
+	budget := cfg.MetadataCacheBytes
+	if budget == 0 {
+		budget = DefaultMetadataCacheBytes
+	}
+	c.meta = newMetadataCache(max(budget, 0), m)
+	if rs, ok := cfg.Store.(RecordStore); ok {
+		c.staged.rs = rs
+	} else {
+		c.staged.rs = &memRecords{}
 	}
 	for _, w := range cfg.Warehouses {
 		c.warehouses[w.Name] = w
@@ -253,7 +270,8 @@ type Loaded struct {
 	Ident Ident
 	// MetadataLocation is "" for a staged create.
 	MetadataLocation string
-	// MetadataJSON is the metadata file's JSON (uncompressed).
+	// MetadataJSON is the metadata file's JSON (uncompressed); read-only
+	// (it may be shared with the replica's metadata cache).
 	MetadataJSON []byte
 	// Version is the pointer version; 0 for a staged create.
 	Version int64
@@ -261,6 +279,20 @@ type Loaded struct {
 	// (Pointer.Locations; for a staged create those it will record);
 	// empty when unknown (Directories falls back to the location).
 	Locations []string
+	// cached is the metadata cache's entry of MetadataJSON, when loaded
+	// through it.
+	cached *cachedMetadata
+}
+
+// TableMetadata returns the table metadata of MetadataJSON, parsed once
+// per metadata file and replica when the Loaded came through the
+// catalog's cache, else parsed now. The result is shared: read-only.
+// Errors: the metadata does not parse (iceberg-go's errors).
+func (l *Loaded) TableMetadata() (table.Metadata, error) {
+	if l.cached != nil {
+		return l.cached.table()
+	}
+	return table.ParseMetadataBytes(l.MetadataJSON)
 }
 
 // Directories is where the table's files lie, the current ones first:
@@ -303,11 +335,11 @@ func (c *Catalog) load(ctx context.Context, wh *Warehouse, id Ident, kind Kind) 
 	if err := wh.checkOwns(kind, id, p); err != nil {
 		return nil, err
 	}
-	js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
+	e, err := c.meta.get(ctx, wh, p.MetadataLocation)
 	if err != nil {
 		return nil, metadataReadError(err, p.MetadataLocation)
 	}
-	return &Loaded{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: js, Version: p.Version, Locations: p.Locations}, nil
+	return &Loaded{Ident: id, MetadataLocation: p.MetadataLocation, MetadataJSON: e.js, Version: p.Version, Locations: p.Locations, cached: e}, nil
 }
 
 // exists reports whether id holds an object of kind.

@@ -152,7 +152,7 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 				c.deleteOldMetadata(ctx, wh, s.change.Ident, s.base, s.next)
 			}
 			if s.base == nil {
-				c.staged.forget(wh, s.change.Ident) // created: signed as a table now
+				c.forgetStaged(ctx, wh, s.change.Ident) // created: signed as a table now
 			}
 			if !s.noop {
 				c.notifyCommitted(s.change.Ident, s.next)
@@ -162,6 +162,9 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 				v++
 			}
 			out[i] = &Loaded{Ident: s.change.Ident, MetadataLocation: s.change.MetadataLocation, MetadataJSON: s.js, Version: v}
+			if !s.noop { // the next load on this replica needs no read
+				out[i].cached = c.meta.put(s.change.MetadataLocation, s.js, s.next)
+			}
 		}
 		return false, nil
 	})
@@ -225,15 +228,15 @@ func (c *Catalog) stage(ctx context.Context, wh *Warehouse, tc TableCommit, reba
 		if err := wh.checkOwns(KindTable, tc.Ident, p); err != nil {
 			return s, err
 		}
-		js, err := wh.readMetadataJSON(ctx, p.MetadataLocation)
+		e, err := c.meta.get(ctx, wh, p.MetadataLocation)
 		if err != nil {
 			return s, metadataReadError(err, p.MetadataLocation)
 		}
-		if s.base, err = table.ParseMetadataBytes(js); err != nil {
+		if s.base, err = e.table(); err != nil {
 			return s, fmt.Errorf("parse metadata of %s at %s: %w", tc.Ident, p.MetadataLocation, err)
 		}
 		s.change.ExpectedVersion, s.change.MetadataLocation = p.Version, p.MetadataLocation
-		s.js = js
+		s.js = e.js
 	}
 	for _, r := range tc.Requirements {
 		if err := r.Validate(s.base); err != nil {

@@ -190,18 +190,7 @@ func TestCommitsMetricCountsEveryPointerWrite(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		md, err := table.ParseMetadataBytes(staged.MetadataJSON)
-		if err != nil {
-			return err
-		}
-		sp, so := md.PartitionSpec(), md.SortOrder()
-		_, err = cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: catalog.Ident{Namespace: ns, Name: "s"},
-			Requirements: []table.Requirement{table.AssertCreate()},
-			Updates: []table.Update{table.NewAssignUUIDUpdate(md.TableUUID()), table.NewUpgradeFormatVersionUpdate(md.Version()),
-				table.NewAddSchemaUpdate(md.CurrentSchema()), table.NewSetCurrentSchemaUpdate(-1),
-				table.NewAddPartitionSpecUpdate(&sp, true), table.NewSetDefaultSpecUpdate(-1),
-				table.NewAddSortOrderUpdate(&so), table.NewSetDefaultSortOrderUpdate(-1),
-				table.NewSetLocationUpdate(md.Location())}})
+		_, err = commitStaged(ctx, cat, wh, catalog.Ident{Namespace: ns, Name: "s"}, staged)
 		return err
 	})
 	counts("create view", 1, func() error {

@@ -13,6 +13,10 @@ type metrics struct {
 	commitRetries   prometheus.Counter
 	commitConflicts prometheus.Counter
 	purgedFiles     prometheus.Counter
+	// metadataCacheHits and metadataCacheMisses count loads of a metadata
+	// file served from the replica's cache and read from the warehouse.
+	metadataCacheHits   prometheus.Counter
+	metadataCacheMisses prometheus.Counter
 }
 
 // newMetrics builds the counters and registers them with reg (none when
@@ -31,9 +35,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			"Commits rejected with CommitFailedException after losing the pointer swap."),
 		purgedFiles: counter("tarn_catalog_purged_files_total",
 			"Files deleted by dropTable with purgeRequested."),
+		metadataCacheHits: counter("tarn_catalog_metadata_cache_hits_total",
+			"Loads of a table or view whose metadata file (named by the pointer just read from the store) came from this replica's cache."),
+		metadataCacheMisses: counter("tarn_catalog_metadata_cache_misses_total",
+			"Loads of a table or view whose metadata file was read from the warehouse."),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.commits, m.commitRetries, m.commitConflicts, m.purgedFiles} {
+		for _, c := range []prometheus.Collector{m.commits, m.commitRetries, m.commitConflicts, m.purgedFiles, m.metadataCacheHits, m.metadataCacheMisses} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("catalog: register metrics: %w", err)
 			}

@@ -156,3 +156,11 @@ func CheckChange(c PointerChange, cur Pointer, ok bool) error {
 	}
 	return nil
 }
+
+// Pinger is a Store whose backend can be unreachable (catalog/postgres),
+// found by type assertion: /readyz asks it. A Store without it (an
+// embedded file) is always reachable.
+type Pinger interface {
+	// Ping returns nil when the backend answers a round trip within ctx.
+	Ping(ctx context.Context) error
+}

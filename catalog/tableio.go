@@ -45,7 +45,7 @@ func (t *TableIO) LoadTable(ctx context.Context, ident table.Identifier) (*table
 	if err != nil {
 		return nil, err
 	}
-	md, err := table.ParseMetadataBytes(lt.MetadataJSON)
+	md, err := lt.TableMetadata()
 	if err != nil {
 		return nil, fmt.Errorf("parse metadata of %s at %s: %w", id, lt.MetadataLocation, err)
 	}
@@ -68,7 +68,7 @@ func (t *TableIO) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 	if err != nil {
 		return nil, "", err
 	}
-	md, err := table.ParseMetadataBytes(lt.MetadataJSON)
+	md, err := lt.TableMetadata()
 	if err != nil {
 		return nil, "", err
 	}

@@ -100,7 +100,9 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 		if err := wh.prepareLocation(loc); err != nil {
 			return nil, err
 		}
-		c.staged.remember(wh, id, locs, time.Now())
+		if err := c.staged.remember(ctx, wh, id, locs, time.Now()); err != nil {
+			return nil, err
+		}
 		return &Loaded{Ident: id, MetadataJSON: js, Locations: locs}, nil
 	}
 	locs, err := wh.tableLocations(md)
@@ -116,9 +118,9 @@ func (c *Catalog) CreateTable(ctx context.Context, wh *Warehouse, ns Namespace, 
 		return nil, c.abandon(ctx, wh, err, mloc)
 	}
 	c.metrics.commits.Inc()
-	c.staged.forget(wh, id)
+	c.forgetStaged(ctx, wh, id)
 	c.notifyCommitted(id, md)
-	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1, Locations: locs}, nil
+	return &Loaded{Ident: id, MetadataLocation: mloc, MetadataJSON: js, Version: 1, Locations: locs, cached: c.meta.put(mloc, js, md)}, nil
 }
 
 // checkNameFree returns the already-exists error of whatever holds id, for

@@ -81,7 +81,7 @@ func newAuthEnv(t *testing.T) *authEnv {
 	t.Helper()
 	dir := t.TempDir()
 	cat, _, store := testserver.NewCatalog(t, dir, nil)
-	key, err := auth.LoadOrCreateKey(dir)
+	key, err := auth.LoadOrCreateKey(t.Context(), store, dir)
 	require.NoError(t, err)
 	st := auth.NewStore(store, bcrypt.MinCost)
 	_, _, err = st.EnsureRoot(t.Context(), "root", rootSecret)

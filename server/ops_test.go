@@ -1,11 +1,18 @@
 package server_test
 
 import (
+	"context"
+	"errors"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	dto "github.com/prometheus/client_model/go"
@@ -13,6 +20,10 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/testserver"
+	"github.com/tarnhq/tarn/server"
 )
 
 func TestHealthAndReady(t *testing.T) {
@@ -165,4 +176,88 @@ func scrapeMetrics(t *testing.T, base string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// pingStore is a store whose backend answers Ping with err.
+type pingStore struct {
+	catalog.Store
+	err atomic.Pointer[error]
+}
+
+func (s *pingStore) Ping(context.Context) error {
+	if p := s.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// TestReadyReflectsStore: a store that does not answer (PostgreSQL down)
+// makes /readyz 503, naming the cause, so a load balancer routes to
+// another replica; it is ready again once the store answers. Before,
+// /readyz said ready whatever the store did.
+func TestReadyReflectsStore(t *testing.T) {
+	t.Parallel()
+	var ps *pingStore
+	cat, _, _ := testserver.NewCatalog(t, t.TempDir(), func(s catalog.Store) catalog.Store { ps = &pingStore{Store: s}; return ps })
+	hs := httptest.NewServer(server.New(cat, server.Config{}).Handler())
+	t.Cleanup(hs.Close)
+	get := func() (int, string) {
+		rsp, err := http.Get(hs.URL + "/readyz")
+		require.NoError(t, err)
+		defer rsp.Body.Close()
+		b, err := io.ReadAll(rsp.Body)
+		require.NoError(t, err)
+		return rsp.StatusCode, string(b)
+	}
+	code, body := get()
+	require.Equal(t, http.StatusOK, code)
+	assert.JSONEq(t, `{"status": "ready", "checks": {"catalog": {"status": "ok"}}}`, body)
+	down := errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+	ps.err.Store(&down)
+	code, body = get()
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	assert.JSONEq(t, `{"status": "unavailable", "checks": {"catalog": {"status": "unreachable", "error": "store: dial tcp 127.0.0.1:5432: connect: connection refused"}}}`, body)
+	ps.err.Store(nil)
+	code, _ = get()
+	assert.Equal(t, http.StatusOK, code)
+}
+
+// TestServeDrains: after its context ends, Serve keeps serving for
+// DrainDelay with /readyz 503 (a load balancer takes the replica out
+// before the listener closes), then closes the listener. Before, the
+// listener closed at once and requests routed meanwhile failed.
+func TestServeDrains(t *testing.T) {
+	t.Parallel()
+	cat, _, _ := testserver.NewCatalog(t, t.TempDir(), nil)
+	srv := server.New(cat, server.Config{DrainDelay: time.Second})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	base := "http://" + l.Addr().String()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, l) }()
+	status := func(path string) int {
+		rsp, err := http.Get(base + path)
+		if err != nil {
+			return 0
+		}
+		rsp.Body.Close()
+		return rsp.StatusCode
+	}
+	require.Eventually(t, func() bool { return status("/readyz") == http.StatusOK }, 5*time.Second, 10*time.Millisecond)
+	cancel()
+	require.Eventually(t, func() bool { return status("/readyz") == http.StatusServiceUnavailable }, time.Second, 5*time.Millisecond)
+	assert.Equal(t, http.StatusOK, status("/v1/config"), "requests are still served while draining")
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned before the drain delay: %v", err)
+	default:
+	}
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("Serve did not return after the drain delay")
+	}
+	assert.Equal(t, 0, status("/v1/config"), "the listener is closed")
 }

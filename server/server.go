@@ -55,6 +55,11 @@ const DefaultIdempotencyKeyLifetime = 30 * time.Minute
 
 // Config configures the HTTP server.
 type Config struct {
+	// DrainDelay is how long Serve keeps serving after its context ends
+	// with /readyz answering 503, so that a load balancer stops sending
+	// requests here before the listener closes (set it to the balancer's
+	// probe period times its failure threshold); 0 closes at once.
+	DrainDelay time.Duration
 	// IdempotencyKeyLifetime is advertised in /v1/config and bounds replay;
 	// DefaultIdempotencyKeyLifetime when 0.
 	IdempotencyKeyLifetime time.Duration
@@ -161,8 +166,10 @@ func New(cat *catalog.Catalog, cfg Config) *Server {
 // Handler returns the http.Handler, for httptest and embedding.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Serve serves on l until ctx is cancelled, then shuts down gracefully,
-// letting in-flight requests finish for up to 10 s. It returns only once
+// Serve serves on l until ctx is cancelled, then shuts down gracefully:
+// /readyz answers 503 at once, requests are still served for
+// Config.DrainDelay, then the listener closes and in-flight requests
+// finish for up to 10 s. It returns only once
 // its background work (the expiry of idempotency records) has stopped,
 // also when serving fails.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
@@ -181,6 +188,14 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.ready.Store(false)
+	if d := s.cfg.DrainDelay; d > 0 {
+		s.log.Info("draining: /readyz answers 503, requests are still served", "drain_delay", d)
+		select {
+		case <-time.After(d):
+		case err := <-errc:
+			return err
+		}
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

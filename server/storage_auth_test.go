@@ -83,7 +83,7 @@ func TestS3VendedCredentialsFollowGrants(t *testing.T) {
 	t.Cleanup(func() { _ = store.Close() })
 	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}})
 	require.NoError(t, err)
-	key, err := auth.LoadOrCreateKey(dir)
+	key, err := auth.LoadOrCreateKey(t.Context(), store, dir)
 	require.NoError(t, err)
 	st := auth.NewStore(store, bcrypt.MinCost)
 	_, _, err = st.EnsureRoot(t.Context(), "root", rootSecret)

@@ -117,7 +117,7 @@ func newFixture(t *testing.T, oauth2 bool) *fixture {
 	cat.AddCommitObserver(f.pub)
 	cfg := server.Config{Logger: log, Topics: m, Maintenance: f.maint, Formats: f.delta, Publish: f.pub}
 	if oauth2 {
-		key, err := auth.LoadOrCreateKey(dir)
+		key, err := auth.LoadOrCreateKey(ctx, store, dir)
 		require.NoError(t, err)
 		st := auth.NewStore(store, bcrypt.MinCost)
 		_, _, err = st.EnsureRoot(ctx, "root", rootSecret)

@@ -70,7 +70,11 @@ type Store struct {
 	db *bbolt.DB
 }
 
-var _ catalog.Store = (*Store)(nil)
+var (
+	_ catalog.Store            = (*Store)(nil)
+	_ catalog.IdempotencyStore = (*Store)(nil)
+	_ catalog.RecordStore      = (*Store)(nil)
+)
 
 // Open opens (creating if needed) dir/tarn.db. Errors: ErrLayoutVersion;
 // *InUseError (ErrInUse) within openTimeout when another process holds the

@@ -27,16 +27,40 @@ func (s *Store) PutRecord(ctx context.Context, collection, key string, value []b
 		return err
 	}
 	return s.db.Update(func(tx *bbolt.Tx) error {
-		root, err := tx.CreateBucketIfNotExists(bucketRecords)
-		if err != nil {
-			return err
-		}
-		b, err := root.CreateBucketIfNotExists([]byte(collection))
+		b, err := createRecordBucket(tx, collection)
 		if err != nil {
 			return err
 		}
 		return b.Put([]byte(key), value)
 	})
+}
+
+// CreateRecord stores value under key unless collection holds it
+// already, in one bbolt transaction, and returns the value stored after
+// the call (catalog.RecordStore).
+func (s *Store) CreateRecord(ctx context.Context, collection, key string, value []byte) (stored []byte, created bool, err error) {
+	if err := checkRecordKey(collection, key); err != nil {
+		return nil, false, err
+	}
+	if err := checkCtx(ctx); err != nil {
+		return nil, false, err
+	}
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		b, err := createRecordBucket(tx, collection)
+		if err != nil {
+			return err
+		}
+		if v := b.Get([]byte(key)); v != nil {
+			stored = append([]byte(nil), v...)
+			return nil
+		}
+		stored, created = append([]byte{}, value...), true
+		return b.Put([]byte(key), stored)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return stored, created, nil
 }
 
 // GetRecord returns the value of key in collection; ok is false when
@@ -100,6 +124,16 @@ func (s *Store) DeleteRecord(ctx context.Context, collection, key string) error 
 		}
 		return b.Delete([]byte(key))
 	})
+}
+
+// createRecordBucket returns collection's bucket in a write transaction,
+// creating it (and the records bucket) if needed.
+func createRecordBucket(tx *bbolt.Tx, collection string) (*bbolt.Bucket, error) {
+	root, err := tx.CreateBucketIfNotExists(bucketRecords)
+	if err != nil {
+		return nil, err
+	}
+	return root.CreateBucketIfNotExists([]byte(collection))
 }
 
 func recordBucket(tx *bbolt.Tx, collection string) *bbolt.Bucket {

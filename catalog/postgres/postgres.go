@@ -76,6 +76,8 @@ type Store struct {
 var (
 	_ catalog.Store            = (*Store)(nil)
 	_ catalog.IdempotencyStore = (*Store)(nil)
+	_ catalog.RecordStore      = (*Store)(nil)
+	_ catalog.Pinger           = (*Store)(nil)
 )
 
 // Open connects to the database of url (a libpq URL or key=value string,
@@ -321,4 +323,10 @@ func sqlLimit(n int64) any {
 		return nil
 	}
 	return n
+}
+
+// Ping returns nil when the database answers a round trip within ctx
+// (catalog.Pinger, for /readyz). Errors: the connection's.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.pool.Ping(ctx)
 }

@@ -11,8 +11,7 @@ import (
 )
 
 // PutRecord stores value under key in collection, replacing any value
-// (the record seam of catalog/bolt: ingest/topics keeps its topic configs
-// in "topics", auth its principals, roles and grants). Values are opaque
+// (catalog.RecordStore). Values are opaque
 // bytes. Errors: catalog.ErrInvalidArgument for an empty collection or key
 // (as for every record method).
 func (s *Store) PutRecord(ctx context.Context, collection, key string, value []byte) error {
@@ -25,6 +24,35 @@ func (s *Store) PutRecord(ctx context.Context, collection, key string, value []b
 	_, err := s.pool.Exec(ctx, `INSERT INTO tarn_records (collection, key, value) VALUES ($1, $2, $3)
 		ON CONFLICT (collection, key) DO UPDATE SET value = EXCLUDED.value`, collection, key, value)
 	return err
+}
+
+// CreateRecord stores value under key unless collection holds it
+// already and returns the value stored after the call
+// (catalog.RecordStore). The primary key decides a race: INSERT ... ON
+// CONFLICT DO NOTHING, and the loser reads the winner's row.
+func (s *Store) CreateRecord(ctx context.Context, collection, key string, value []byte) (stored []byte, created bool, err error) {
+	if err := checkRecordKey(collection, key); err != nil {
+		return nil, false, err
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO tarn_records (collection, key, value) VALUES ($1, $2, $3)
+		ON CONFLICT (collection, key) DO NOTHING`, collection, key, value)
+	if err != nil {
+		return nil, false, err
+	}
+	if tag.RowsAffected() == 1 {
+		return value, true, nil
+	}
+	stored, ok, err := s.GetRecord(ctx, collection, key)
+	if err != nil {
+		return nil, false, err
+	}
+	if !ok { // deleted between the two statements: try again
+		return s.CreateRecord(ctx, collection, key, value)
+	}
+	return stored, false, nil
 }
 
 // GetRecord returns the value of key in collection; ok is false when

@@ -3,7 +3,8 @@
 // catalogs): each backend's tests call Run with a constructor of fresh,
 // empty stores. The suite checks the contracts written in the doc comments
 // of catalog/store.go and, when the store also implements it,
-// catalog.IdempotencyStore (catalog/idempotency.go).
+// catalog.IdempotencyStore (catalog/idempotency.go) and
+// catalog.RecordStore (catalog/records.go).
 package storetest
 
 import (
@@ -38,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 	t.Run("ListKeep", func(t *testing.T) { testListKeep(t, newStore) })
 	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testConcurrentCAS(t, newStore) })
 	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, newStore) })
+	t.Run("Records", func(t *testing.T) { testRecords(t, newStore) })
 }
 
 // ns builds a namespace from its levels.
@@ -1248,4 +1250,75 @@ func testListKeep(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 	all, _, err := s.ListNamespaces(t.Context(), nil, catalog.Page{Token: tokens[0]})
 	require.NoError(t, err)
 	require.Equal(t, []catalog.Namespace{ns("c"), ns("d")}, all, "the first token resumes right after b")
+}
+
+// testRecords checks catalog.RecordStore: collections are separate, put
+// replaces, create keeps the first value even when many race for it, and
+// empty names are the caller's error.
+func testRecords(t *testing.T, newStore func(t *testing.T) catalog.Store) {
+	rs, ok := newStore(t).(catalog.RecordStore)
+	if !ok {
+		t.Skip("store does not implement catalog.RecordStore")
+	}
+	ctx := t.Context()
+	got, err := rs.ListRecords(ctx, "c")
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	require.NoError(t, rs.DeleteRecord(ctx, "c", "missing"), "deleting a missing record is no error")
+
+	require.NoError(t, rs.PutRecord(ctx, "c", "k", []byte("1")))
+	require.NoError(t, rs.PutRecord(ctx, "c", "k", []byte("2")))
+	require.NoError(t, rs.PutRecord(ctx, "d", "k", []byte("other")))
+	v, ok, err := rs.GetRecord(ctx, "c", "k")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "2", string(v), "put replaces")
+
+	stored, created, err := rs.CreateRecord(ctx, "c", "k", []byte("3"))
+	require.NoError(t, err)
+	assert.False(t, created)
+	assert.Equal(t, "2", string(stored), "create keeps the existing value")
+	stored, created, err = rs.CreateRecord(ctx, "c", "new", []byte("4"))
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, "4", string(stored))
+	got, err = rs.ListRecords(ctx, "c")
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]byte{"k": []byte("2"), "new": []byte("4")}, got, "collections are separate")
+
+	// Racing creates: exactly one wins and every caller gets its value.
+	const n = 8
+	var wg sync.WaitGroup
+	results := make([]string, n)
+	wins := make([]bool, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, c, err := rs.CreateRecord(ctx, "race", "key", []byte(fmt.Sprint(i)))
+			assert.NoError(t, err)
+			results[i], wins[i] = string(v), c
+		}()
+	}
+	wg.Wait()
+	winners := 0
+	for i := range n {
+		if wins[i] {
+			winners++
+			assert.Equal(t, fmt.Sprint(i), results[i])
+		}
+		assert.Equal(t, results[0], results[i], "every racer sees the winner's value")
+	}
+	assert.Equal(t, 1, winners)
+
+	require.NoError(t, rs.DeleteRecord(ctx, "c", "k"))
+	_, ok, err = rs.GetRecord(ctx, "c", "k")
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	require.ErrorIs(t, rs.PutRecord(ctx, "c", "", nil), catalog.ErrInvalidArgument)
+	_, _, err = rs.CreateRecord(ctx, "", "k", nil)
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
+	_, err = rs.ListRecords(ctx, "")
+	require.ErrorIs(t, err, catalog.ErrInvalidArgument)
 }

@@ -106,7 +106,7 @@ func (a authConfig) service(ctx context.Context, dataDir string, store auth.Reco
 	if a.mode != authOAuth2 {
 		return nil, nil
 	}
-	key, err := auth.LoadOrCreateKey(dataDir)
+	key, err := auth.LoadOrCreateKey(ctx, store, dataDir)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,8 @@ import (
 // by the next load on the other (the pointer is read from PostgreSQL on
 // every load), and an Idempotency-Key used on one replica is replayed by
 // the other instead of committing twice. The log names the store without
-// its password. Needs TARN_E2E=1 (a real PostgreSQL, internal/testpg).
+// its password. With PostgreSQL stopped /readyz is 503; restarted, the
+// replica is ready again and serves the same table. Needs TARN_E2E=1 (a real PostgreSQL, internal/testpg).
 func TestServePostgresE2E(t *testing.T) {
 	if os.Getenv("TARN_E2E") != "1" {
 		t.Skip("set TARN_E2E=1 to start a real PostgreSQL server")
@@ -58,6 +60,28 @@ func TestServePostgresE2E(t *testing.T) {
 	require.NoError(t, json.Unmarshal(first, &replayed))
 	assert.Equal(t, replayed.MetadataLocation, res.MetadataLocation, "the replay committed nothing more")
 	assert.True(t, strings.HasPrefix(res.MetadataLocation, wh))
+
+	// PostgreSQL down: /readyz is 503 and names the store (a load
+	// balancer routes elsewhere); back up, the replica recovers by itself.
+	pg.Stop()
+	code, body := readyz(t, a.URL)
+	assert.Equal(t, http.StatusServiceUnavailable, code, "%s", body)
+	assert.Contains(t, body, `"status":"unreachable"`)
+	assert.NotContains(t, body, "tarn:tarn@", "the store's password is not shown")
+	pg = testpg.StartPostgresAt(t, pg.Dir, nil)
+	require.Eventually(t, func() bool { code, _ := readyz(t, a.URL); return code == http.StatusOK }, 30*time.Second, 100*time.Millisecond)
+	checkTable(t, a.URL, uuid, map[string]string{"k1": "from-b", "k2": "from-a", "k3": "once"})
+}
+
+// readyz returns GET /readyz's status and body.
+func readyz(t *testing.T, base string) (int, string) {
+	t.Helper()
+	rsp, err := http.Get(base + "/readyz")
+	require.NoError(t, err)
+	defer rsp.Body.Close()
+	b, err := io.ReadAll(rsp.Body)
+	require.NoError(t, err)
+	return rsp.StatusCode, string(b)
 }
 
 // idempotentCommit posts body to base's crash table with an

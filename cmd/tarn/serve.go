@@ -53,6 +53,7 @@ type serveConfig struct {
 	warehouse              string
 	logLevel               string
 	idempotencyKeyLifetime time.Duration
+	shutdownDrain          time.Duration
 	kafka                  kafkaConfig
 	storage                storageConfig
 	ingestMemoryBytes      int64
@@ -98,6 +99,7 @@ the environment, which wins over the file.`,
 	f.StringVar(&cfg.store, "store", storeBolt, `catalog store: "bolt" (a file in --data-dir) or a postgres://user:password@host:port/database URL`)
 	f.StringVar(&cfg.warehouse, "warehouse", "", "warehouse root URI (default file://<data-dir>/warehouse)")
 	f.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.DurationVar(&cfg.shutdownDrain, "shutdown-drain", 0, "on SIGTERM, keep serving this long with /readyz 503 so a load balancer stops routing here first (0: close at once)")
 	f.DurationVar(&cfg.idempotencyKeyLifetime, "idempotency-key-lifetime", server.DefaultIdempotencyKeyLifetime, "how long Idempotency-Key responses are replayed")
 	cfg.kafka.register(f)
 	cfg.storage.register(f)
@@ -162,6 +164,9 @@ func (cfg serveConfig) validate() error {
 	}
 	if err := checkStoreSpec(cfg.store); err != nil {
 		return err
+	}
+	if cfg.shutdownDrain < 0 {
+		return fmt.Errorf("--shutdown-drain must not be negative, got %s", cfg.shutdownDrain)
 	}
 	if cfg.ingestMemoryBytes < 0 {
 		return fmt.Errorf("--ingest-memory-bytes must not be negative, got %d", cfg.ingestMemoryBytes)
@@ -351,7 +356,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		return nil, err
 	}
 	c.authMode = cfg.auth.modeName()
-	scfg := server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, Topics: tm,
+	scfg := server.Config{Logger: log, IdempotencyKeyLifetime: cfg.idempotencyKeyLifetime, DrainDelay: cfg.shutdownDrain, Topics: tm,
 		Maintenance: c.maint, Formats: pub, Auth: authSvc, PublicMetrics: cfg.auth.publicMetrics,
 		Metrics: prometheus.DefaultRegisterer, Gatherer: prometheus.DefaultGatherer}
 	if pubs.Configured() {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/spec"
@@ -240,7 +239,7 @@ func checkExisting(ctx context.Context, cat *catalog.Catalog, wh *catalog.Wareho
 	if err != nil {
 		return err
 	}
-	md, err := table.ParseMetadataBytes(lt.MetadataJSON)
+	md, err := lt.TableMetadata()
 	if err != nil {
 		return fmt.Errorf("table %s: %w", id, err)
 	}

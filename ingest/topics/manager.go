@@ -36,7 +36,8 @@ type Deps struct {
 	// Catalog and Warehouse hold the topics' tables. Required.
 	Catalog   *catalog.Catalog
 	Warehouse *catalog.Warehouse
-	// Store keeps the topic records (the catalog's bolt store). Required.
+	// Store keeps the topic records (the catalog's store, shared by every
+	// replica). Required.
 	Store Store
 	// Brokers are the Kafka seed brokers; none means ingest is not
 	// configured: the manager still loads and owns stored topics' tables,
@@ -56,6 +57,10 @@ type Deps struct {
 	// Budget bounds the records buffered by all the topics' pipelines
 	// together (pipeline.Budget); nil is unlimited.
 	Budget *pipeline.Budget
+	// SyncInterval is how often the records are read again to take in
+	// changes made through other replicas sharing the store (sync.go);
+	// DefaultSyncInterval when 0.
+	SyncInterval time.Duration
 }
 
 // Manager is the set of enabled topics and their pipelines. It owns their
@@ -141,7 +146,8 @@ func (m *Manager) kafkaOpts() []kgo.Opt {
 func (m *Manager) Configured() bool { return m.kcl != nil }
 
 // Start loads the stored topics and starts a pipeline for every enabled
-// one (when Kafka is configured), plus the lag refresher. Errors: the
+// one (when Kafka is configured), plus the lag refresher and the record
+// sync (sync.go: changes made through other replicas). Errors: the
 // store's.
 func (m *Manager) Start(ctx context.Context) error {
 	m.op.Lock()
@@ -156,37 +162,21 @@ func (m *Manager) Start(ctx context.Context) error {
 		return ErrClosed
 	}
 	m.started = true
-	for _, r := range recs {
-		id, err := ParseTable(r.Config.Table)
-		if err != nil {
-			m.log.Error("stored topic has an invalid table; ignored", "topic", r.Config.Topic, "err", err)
-			continue
-		}
-		t := &topic{rec: r, ident: id}
-		m.topics[r.Config.Topic] = t
-		m.byTable[identKey(id)] = t
-	}
 	m.mu.Unlock()
-	for _, name := range slices.Sorted(maps.Keys(m.topics)) {
-		t := m.topics[name]
-		if !t.rec.Disabled && m.kcl != nil {
-			m.startLocked(t)
-			continue
-		}
-		// No pipeline reads the table's head: the status shows it.
-		head, err := m.tableHead(ctx, t.ident)
-		if err != nil {
-			m.log.Warn("read the head offsets of a topic's table", "topic", name, "table", t.rec.Config.Table, "err", err)
-			continue
-		}
-		m.mu.Lock()
-		t.head = head
-		m.mu.Unlock()
+	for _, r := range recs {
+		m.adopt(r)
+	}
+	m.mu.RLock()
+	loaded := maps.Clone(m.topics)
+	m.mu.RUnlock()
+	for _, name := range slices.Sorted(maps.Keys(loaded)) {
+		m.run(ctx, loaded[name])
 	}
 	if m.kcl != nil {
 		m.wg.Go(m.refreshLagLoop)
 		m.wg.Go(m.probeBrokersLoop)
 	}
+	m.wg.Go(m.syncLoop)
 	m.log.Info("topics loaded", "topics", len(recs))
 	return nil
 }
