@@ -59,10 +59,15 @@ import (
 
 // Published targets (issue 8): loadTable p99 at concurrency 1, and
 // Tarn's loadTable throughput at concurrency 32 over the fixture's.
+// Issue 20 item 3: commits to one hot table, sequentially (commit-hot at
+// concurrency 1), at 8 committers, and over the fixture's at 8 and 32.
 const (
-	goalLoadP99Ms = 2.0
-	goalLoadRatio = 5.0
-	spreadTables  = 100
+	goalLoadP99Ms        = 2.0
+	goalLoadRatio        = 5.0
+	goalCommitSequential = 400.0
+	goalCommitHotC8      = 300.0
+	goalCommitHotRatio   = 2.0
+	spreadTables         = 100
 )
 
 // flightsSchema is the flights columns as an Iceberg schema.
@@ -220,9 +225,33 @@ func report(r *result, levels []int) {
 				r.LoadRatio32 >= goalLoadRatio)
 		}
 	}
-	lost := int64(0)
-	for _, s := range r.Servers {
-		lost += s.LostUpdates
+	if o := find(t, "commit-hot", 1); o != nil {
+		r.Met["commit-sequential"] = harness.Target("commit-sequential", fmt.Sprintf("%.0f/s (p50 %.2f ms)", o.PerS, o.P50Ms),
+			fmt.Sprintf("≥ %.0f/s", goalCommitSequential), o.PerS >= goalCommitSequential && o.Errors == 0)
+	}
+	if o := find(t, "commit-hot", 8); o != nil {
+		r.Met["commit-hot-c8"] = harness.Target("commit-hot-c8", fmt.Sprintf("%.0f/s, %d lost", o.PerS, t.LostUpdates),
+			fmt.Sprintf("≥ %.0f/s, 0 lost", goalCommitHotC8), o.PerS >= goalCommitHotC8 && o.Errors == 0 && t.LostUpdates == 0)
+	}
+	if len(r.Servers) > 1 {
+		// The ratio at each of 8 and 32 committers; the target holds
+		// only when both do.
+		var parts []string
+		met, seen := true, 0
+		for _, c := range []int{8, 32} {
+			a, b := find(t, "commit-hot", c), find(r.Servers[1], "commit-hot", c)
+			if a == nil || b == nil || b.PerS <= 0 {
+				continue
+			}
+			seen++
+			ratio := a.PerS / b.PerS
+			parts = append(parts, fmt.Sprintf("c%d %.1f×", c, ratio))
+			met = met && ratio >= goalCommitHotRatio && a.Errors == 0
+		}
+		if seen > 0 {
+			r.Met["commit-hot-vs-fixture"] = harness.Target("commit-hot-vs-fixture", strings.Join(parts, ", "),
+				fmt.Sprintf("≥ %.0f× at 8 and 32", goalCommitHotRatio), met && seen == 2)
+		}
 	}
 	r.Met["catalog-lost-updates"] = harness.Target("catalog-lost-updates", fmt.Sprintf("tarn %d, fixture %d", t.LostUpdates,
 		func() int64 {
