@@ -45,7 +45,7 @@ func readDelta(t *testing.T, root string, versions ...string) map[string]readerV
 	return got
 }
 
-// TestDeltaReaders reads Tarn's Delta log with readers nobody here
+// TestE2EDeltaReaders reads Tarn's Delta log with readers nobody here
 // wrote: delta-rs through DataFusion and through its pyarrow path
 // (DeltaTable.to_pyarrow_table), and DuckDB's delta extension, at the
 // latest version (after a compaction removed files) and time-travelled
@@ -57,7 +57,7 @@ func readDelta(t *testing.T, root string, versions ...string) map[string]readerV
 // system rooted at the Delta root and encodes the ".." segment; an
 // absolute file:// URI is joined onto the root too). The root is now the
 // Iceberg data directory and adds are relative to it without "..".
-func TestDeltaReaders(t *testing.T) {
+func TestE2EDeltaReaders(t *testing.T) {
 	testenv.E2E(t, "delta-rs and DuckDB's delta extension (the venv of scripts/requirements-delta.txt)")
 	root := readersTable(t)
 	all, first := readersWant()
@@ -71,12 +71,12 @@ func TestDeltaReaders(t *testing.T) {
 	require.Equal(t, map[string]int64{"0": int64(len(first))}, got["pyarrow"].Versions)
 }
 
-// TestDeltaSpark reads the same table as TestDeltaReaders with Spark 4.0
+// TestE2EDeltaSpark reads the same table as TestE2EDeltaReaders with Spark 4.0
 // and Delta Lake's own connector (delta-spark 4.0, jars from Maven
 // Central through scripts/setup-spark-delta.sh): the rows and values at
 // the latest version, version 0 by time travel, and DESCRIBE HISTORY's
 // operations (CREATE TABLE, then WRITE: version 1 adds rows).
-func TestDeltaSpark(t *testing.T) {
+func TestE2EDeltaSpark(t *testing.T) {
 	testenv.E2E(t, "Spark with delta-spark (scripts/setup-spark-delta.sh: conformance/spark's venv, jars from Maven Central)")
 	testenv.NeedTools(t, "Spark", "java")
 	root := readersTable(t)
@@ -146,13 +146,13 @@ func readersTable(t *testing.T) string {
 	return st.Location
 }
 
-// TestDeltaTimeTravelAfterExpiry: the Delta log's retention follows
+// TestE2EDeltaTimeTravelAfterExpiry: the Delta log's retention follows
 // Iceberg's snapshot retention. After a compaction and an Iceberg expiry
 // that removed every snapshot but the head, Iceberg no longer needs the
 // compacted-away files, yet version 0 of the log still names them:
 // KeepFiles keeps them from the expiry's deletes, so delta-rs (both
 // paths) still time-travels to version 0 and reads its rows.
-func TestDeltaTimeTravelAfterExpiry(t *testing.T) {
+func TestE2EDeltaTimeTravelAfterExpiry(t *testing.T) {
 	testenv.E2E(t, "delta-rs and DuckDB's delta extension (the venv of scripts/requirements-delta.txt)")
 	h := newHarness(t, map[string]string{delta.PropEnabled: "true", maintenance.CompactMinFilesProperty: "2",
 		"history.expire.max-snapshot-age-ms": "1", "history.expire.min-snapshots-to-keep": "1"})

@@ -154,7 +154,7 @@ func TestE2EDeltaOutput(t *testing.T) {
 	// delta-rs's pyarrow path refuses any table with the reader feature
 	// columnMapping (deltalake/table.py, to_pyarrow_dataset), which a
 	// timestamp_ntz column brings (reader 3); the delta package's
-	// TestDeltaReaders reads a reader-2 table through it.
+	// TestE2EDeltaReaders reads a reader-2 table through it.
 	assert.Contains(t, got.PyArrow.Error, "columnMapping", "delta-rs to_pyarrow_table")
 	assert.Equal(t, []int{3, 7}, d.Protocol, "the flights date is a timestamp without zone: table features columnMapping and timestampNtz")
 	assert.Equal(t, versions, d.History, "DeltaTable.history lists every version")
