@@ -80,22 +80,12 @@ type ChangeReader struct {
 // r, u) has no after object, a member appears twice.
 func (cr *ChangeReader) Read(payload []byte) (Change, error) {
 	c := Change{SourceTsMillis: -1, TsMillis: -1}
-	cr.rd.Reset(payload)
-	if cr.dec == nil {
-		cr.dec = jsontext.NewDecoder(&cr.rd)
-	} else {
-		cr.dec.Reset(&cr.rd)
-	}
-	d := cr.dec
 	bad := func(path, format string, args ...any) (Change, error) {
 		return Change{}, codec.FieldErrorf(path, codec.ErrMalformed, format, args...)
 	}
-	tok, err := d.ReadToken()
+	d, err := cr.object(payload, `a Debezium change event, a JSON object {"before", "after", "op", ...}`)
 	if err != nil {
-		return bad("", "not JSON: %v", err)
-	}
-	if tok.Kind() != '{' {
-		return bad("", `want a Debezium change event, a JSON object {"before", "after", "op", ...}, got %s`, tok.Kind())
+		return Change{}, err
 	}
 	var op string
 	for d.PeekKind() != '}' {
@@ -262,22 +252,12 @@ const (
 // string, a boolean or null.
 func (cr *ChangeReader) ReadFlattened(row []byte) (Change, error) {
 	c := Change{SourceTsMillis: -1, TsMillis: -1, After: row}
-	cr.rd.Reset(row)
-	if cr.dec == nil {
-		cr.dec = jsontext.NewDecoder(&cr.rd)
-	} else {
-		cr.dec.Reset(&cr.rd)
-	}
-	d := cr.dec
 	bad := func(path, format string, args ...any) (Change, error) {
 		return Change{}, codec.FieldErrorf(path, codec.ErrMalformed, format, args...)
 	}
-	tok, err := d.ReadToken()
+	d, err := cr.object(row, "the row of a flattened Debezium change event, a JSON object")
 	if err != nil {
-		return bad("", "not JSON: %v", err)
-	}
-	if tok.Kind() != '{' {
-		return bad("", "want the row of a flattened Debezium change event, a JSON object, got %s", tok.Kind())
+		return Change{}, err
 	}
 	deleted := false
 	for d.PeekKind() != '}' {
@@ -364,4 +344,25 @@ func firstByte(s string) byte {
 		return 0
 	}
 	return s[0]
+}
+
+// object points the reader's decoder at payload and reads the opening
+// brace of the JSON object it must hold (want names it, for the error).
+// Errors are *codec.FieldError wrapping codec.ErrMalformed: payload is
+// not JSON or not an object.
+func (cr *ChangeReader) object(payload []byte, want string) (*jsontext.Decoder, error) {
+	cr.rd.Reset(payload)
+	if cr.dec == nil {
+		cr.dec = jsontext.NewDecoder(&cr.rd)
+	} else {
+		cr.dec.Reset(&cr.rd)
+	}
+	tok, err := cr.dec.ReadToken()
+	if err != nil {
+		return nil, codec.FieldErrorf("", codec.ErrMalformed, "not JSON: %v", err)
+	}
+	if tok.Kind() != '{' {
+		return nil, codec.FieldErrorf("", codec.ErrMalformed, "want %s, got %s", want, tok.Kind())
+	}
+	return cr.dec, nil
 }
