@@ -213,7 +213,9 @@ func printInstructions(w io.Writer, url string) {
 
 Web console (the topic, the table, its snapshots): %[1]s/ui
 
-pyiceberg:
+Its topics from the CLI: TARN_SERVER=%[1]s tarn topics list
+
+pyiceberg (pip install "pyiceberg[pyarrow]"):
   from pyiceberg.catalog import load_catalog
   t = load_catalog("tarn", type="rest", uri="%[1]s").load_table("demo.flights")
   print(t.scan().to_arrow().num_rows)
