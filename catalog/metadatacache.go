@@ -63,13 +63,22 @@ func (e *cachedMetadata) table() (table.Metadata, error) {
 	return e.md, e.err
 }
 
-// get returns the entry of loc, reading it from wh on a miss. Errors:
-// the warehouse's read errors (nothing is cached then).
+// get returns the entry of loc, reading it from wh on a miss and checking
+// on a hit that the file still exists (opened, not read). Errors: the
+// warehouse's open and read errors (nothing is cached then).
 func (c *metadataCache) get(ctx context.Context, wh *Warehouse, loc string) (*cachedMetadata, error) {
 	c.mu.Lock()
 	e, ok := c.lru.Get(loc)
 	c.mu.Unlock()
 	if ok {
+		// The file must still be there: a load of a table whose current
+		// metadata file was deleted fails as it did before the cache
+		// (the REST Compatibility Kit's
+		// testLoadTableWithMissingMetadataFile), since a client given
+		// this location would fail to read it.
+		if err := wh.checkExists(ctx, loc); err != nil {
+			return nil, err
+		}
 		c.m.metadataCacheHits.Inc()
 		return e, nil
 	}

@@ -2,7 +2,9 @@ package catalog_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -57,4 +59,32 @@ func BenchmarkLoadTableMetadata(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestLoadWithMissingMetadataFileFails pins a regression of the metadata
+// cache: a table whose current metadata file was deleted loaded from the
+// cache as if nothing had happened (the REST Compatibility Kit's
+// testLoadTableWithMissingMetadataFile failed: "Expecting code to raise
+// a throwable"), though no client could read the location it was given.
+func TestLoadWithMissingMetadataFileFails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store, err := bolt.Open(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
+	require.NoError(t, err)
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}})
+	require.NoError(t, err)
+	ctx := t.Context()
+	ns := catalog.Namespace{"m"}
+	require.NoError(t, cat.CreateNamespace(ctx, ns, nil))
+	id := catalog.Ident{Namespace: ns, Name: "t"}
+	_, err = cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: id.Name, Schema: idSchema})
+	require.NoError(t, err)
+	lt, err := cat.LoadTable(ctx, wh, id) // cached now
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(strings.TrimPrefix(lt.MetadataLocation, "file://")))
+	_, err = cat.LoadTable(ctx, wh, id)
+	require.Error(t, err, "a table whose metadata file is gone must not load from the cache")
 }

@@ -309,6 +309,20 @@ func (w *Warehouse) Read(ctx context.Context, loc string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// checkExists returns nil when the file at loc can be opened; errors wrap
+// os.ErrNotExist when it is missing. It reads nothing.
+func (w *Warehouse) checkExists(ctx context.Context, loc string) error {
+	fs, err := w.fileIO(ctx, loc)
+	if err != nil {
+		return err
+	}
+	f, err := fs.Open(loc)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
 // Remove deletes the file at loc; a missing file is not an error.
 func (w *Warehouse) Remove(ctx context.Context, loc string) error {
 	fs, err := w.fileIO(ctx, loc)
