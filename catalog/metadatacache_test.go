@@ -27,20 +27,8 @@ func BenchmarkLoadTableMetadata(b *testing.B) {
 		budget int64
 	}{{"cached", 0}, {"uncached", -1}} {
 		b.Run(bc.name, func(b *testing.B) {
-			dir := b.TempDir()
-			store, err := bolt.Open(dir)
-			require.NoError(b, err)
-			b.Cleanup(func() { _ = store.Close() })
-			wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
-			require.NoError(b, err)
-			cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}, MetadataCacheBytes: bc.budget})
-			require.NoError(b, err)
+			cat, wh, id := newCachedTable(b, bc.budget)
 			ctx := b.Context()
-			ns := catalog.Namespace{"b"}
-			require.NoError(b, cat.CreateNamespace(ctx, ns, nil))
-			id := catalog.Ident{Namespace: ns, Name: "t"}
-			_, err = cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: id.Name, Schema: idSchema})
-			require.NoError(b, err)
 			for i := range 50 { // a metadata log and properties of some size
 				_, err := cat.CommitTable(ctx, wh, catalog.TableCommit{Ident: id,
 					Updates: []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{fmt.Sprintf("k%d", i): "v"})}})
@@ -68,23 +56,32 @@ func BenchmarkLoadTableMetadata(b *testing.B) {
 // a throwable"), though no client could read the location it was given.
 func TestLoadWithMissingMetadataFileFails(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	store, err := bolt.Open(dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
-	require.NoError(t, err)
-	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}})
-	require.NoError(t, err)
+	cat, wh, id := newCachedTable(t, 0)
 	ctx := t.Context()
-	ns := catalog.Namespace{"m"}
-	require.NoError(t, cat.CreateNamespace(ctx, ns, nil))
-	id := catalog.Ident{Namespace: ns, Name: "t"}
-	_, err = cat.CreateTable(ctx, wh, ns, spec.CreateTableRequest{Name: id.Name, Schema: idSchema})
-	require.NoError(t, err)
 	lt, err := cat.LoadTable(ctx, wh, id) // cached now
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(strings.TrimPrefix(lt.MetadataLocation, "file://")))
 	_, err = cat.LoadTable(ctx, wh, id)
 	require.Error(t, err, "a table whose metadata file is gone must not load from the cache")
+}
+
+// newCachedTable is a catalog on bbolt and a file warehouse in a temp
+// dir, with a metadata cache of budget bytes (0: the default, -1: none),
+// and a new table b.t in it.
+func newCachedTable(tb testing.TB, budget int64) (*catalog.Catalog, *catalog.Warehouse, catalog.Ident) {
+	tb.Helper()
+	dir := tb.TempDir()
+	store, err := bolt.Open(dir)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = store.Close() })
+	wh, err := catalog.NewWarehouse(catalog.DefaultWarehouse, "file://"+filepath.Join(dir, "warehouse"), nil)
+	require.NoError(tb, err)
+	cat, err := catalog.New(catalog.Config{Store: store, Warehouses: []*catalog.Warehouse{wh}, MetadataCacheBytes: budget})
+	require.NoError(tb, err)
+	ns := catalog.Namespace{"b"}
+	require.NoError(tb, cat.CreateNamespace(tb.Context(), ns, nil))
+	id := catalog.Ident{Namespace: ns, Name: "t"}
+	_, err = cat.CreateTable(tb.Context(), wh, ns, spec.CreateTableRequest{Name: id.Name, Schema: idSchema})
+	require.NoError(tb, err)
+	return cat, wh, id
 }
