@@ -241,7 +241,9 @@ func TestReseekOfUndiscoveredPartitionPastItsEnd(t *testing.T) {
 	k.values(1, "x", 2)
 	_, err := s.Poll(ctxT(t))
 	require.ErrorIs(t, err, source.ErrOffsetBeyondEnd)
-	require.ErrorContains(t, err, "partition 1: offset 10, high watermark 2")
+	// The refresh may find partition 1 before or after its two records
+	// land, so the bound it reports is 0 or 2; either is below 10.
+	require.Regexp(t, `partition 1: offset 10, high watermark [02],`, err.Error())
 }
 
 func TestReseekOfUndiscoveredPartition(t *testing.T) {
