@@ -224,12 +224,12 @@ func runProduce(ctx context.Context, topic string, cfg produceConfig, stdin io.R
 		return &kgo.Record{Topic: topic, Key: key, Value: value}, nil
 	}, &acked)
 	if err != nil {
-		return fmt.Errorf("produce to %s (%d records acknowledged): %w", topic, acked.Load(), err)
+		return fmt.Errorf("produce to %s (%s acknowledged): %w", topic, counted(acked.Load(), "record"), err)
 	}
 	if cfg.tombstone {
 		registered = "tombstones: keys with null values"
 	}
-	fmt.Fprintf(stdout, "produced %d records to %s (%s)\n", acked.Load(), topic, registered)
+	fmt.Fprintf(stdout, "produced %s to %s (%s)\n", counted(acked.Load(), "record"), topic, registered)
 	return nil
 }
 

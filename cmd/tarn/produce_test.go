@@ -279,6 +279,11 @@ func TestProduceTombstones(t *testing.T) {
 		assert.Nil(t, r.Value, "record %s: a tombstone's value is null", r.Key)
 	}
 	assert.ElementsMatch(t, []string{"7", "x-8"}, keys)
+
+	// One record is "1 record": the CLI printed "1 records".
+	out, err = runCLI(t, "{\"id\": 9}\n", "produce", "orders", "--key-field", "id", "--tombstone", "--kafka-brokers", e.brokers)
+	require.NoError(t, err)
+	assert.Equal(t, "produced 1 record to orders (tombstones: keys with null values)\n", out)
 }
 
 // Bad flags and inputs are refused with the flag or record named.

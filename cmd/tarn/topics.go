@@ -342,9 +342,9 @@ func (c *topicsClient) printStatus(w io.Writer, st topics.Status) error {
 	case st.LagRecords == nil:
 		line("lag", "unknown (Kafka not asked yet)")
 	case st.LagSeconds == nil:
-		line("lag", fmt.Sprintf("%d records, age unknown (not fetched yet)", *st.LagRecords))
+		line("lag", counted(*st.LagRecords, "record")+", age unknown (not fetched yet)")
 	default:
-		line("lag", fmt.Sprintf("%d records, %.1f s", *st.LagRecords, *st.LagSeconds))
+		line("lag", fmt.Sprintf("%s, %.1f s", counted(*st.LagRecords, "record"), *st.LagSeconds))
 	}
 	line("last commit", fmtTime(st.LastCommit))
 	line("rows", strconv.FormatInt(st.Rows, 10))
@@ -465,4 +465,13 @@ func fmtTime(t *time.Time) string {
 		return "-"
 	}
 	return t.Local().Format(time.RFC3339)
+}
+
+// counted is n and noun, the noun plural unless n is 1 or -1 ("1 record",
+// "0 records", "3 partitions"); nouns here take an s.
+func counted[N int | int32 | int64](n N, noun string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -65,7 +65,7 @@ defaults apply (num.partitions, default.replication.factor).`,
 				}
 				return fmt.Errorf("create topic %s: %w", topic, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "created topic %s: %d partitions, replication factor %d\n", topic, res.NumPartitions, res.ReplicationFactor)
+			fmt.Fprintf(cmd.OutOrStdout(), "created topic %s: %s, replication factor %d\n", topic, counted(res.NumPartitions, "partition"), res.ReplicationFactor)
 			return nil
 		},
 	}
