@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 
 	"github.com/apache/iceberg-go"
@@ -141,7 +142,15 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	if ex.Status >= 500 {
 		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
-		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "request_id", reqID, "err", err)
+		// A refusal the handler chose (an *echo.HTTPError such as 503
+		// "publishing not configured") is the server's configuration
+		// answering, not a failure: INFO, so ERROR lines stay the ones an
+		// operator must look at.
+		level, what := slog.LevelError, "request failed"
+		if he != nil && he.Code == http.StatusServiceUnavailable {
+			level, what = slog.LevelInfo, "request refused"
+		}
+		s.log.Log(c.Request().Context(), level, what, "method", c.Request().Method, "path", c.Request().URL.Path, "request_id", reqID, "err", err)
 		switch {
 		case storageMsg != "":
 			msg = storageMsg

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tarnhq/tarn/catalog"
+	"github.com/tarnhq/tarn/internal/testserver"
 	"github.com/tarnhq/tarn/server"
 	"github.com/tarnhq/tarn/spec"
 )
@@ -87,4 +88,32 @@ func TestHandlerPanicIs500(t *testing.T) {
 	require.NoError(t, err)
 	rsp.Body.Close()
 	require.Equal(t, http.StatusOK, rsp.StatusCode, "the server serves on")
+}
+
+// A 503 the server chose to send ("publishing not configured") was logged
+// at ERROR as "request failed" beside real failures; it is INFO, "request
+// refused", with the same fields.
+func TestRefusalIsLoggedAtInfo(t *testing.T) {
+	t.Parallel()
+	cat, _, _ := testserver.NewCatalog(t, t.TempDir(), nil)
+	var logs syncBuffer
+	hs := httptest.NewServer(server.New(cat, server.Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}).Handler())
+	t.Cleanup(hs.Close)
+
+	rsp, err := http.Get(hs.URL + "/management/v1/publish")
+	require.NoError(t, err)
+	em := requireErrorModel(t, rsp, http.StatusServiceUnavailable)
+	assert.Contains(t, em.Message, "publishing not configured")
+
+	var line map[string]any
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, `"msg":"request failed"`) || strings.Contains(l, `"msg":"request refused"`) {
+			require.Nil(t, line, "one line for the refusal: %s", logs.String())
+			require.NoError(t, json.Unmarshal([]byte(l), &line))
+		}
+	}
+	require.NotNil(t, line, "logs: %s", logs.String())
+	assert.Equal(t, "INFO", line["level"])
+	assert.Equal(t, "request refused", line["msg"])
+	assert.Equal(t, rsp.Header.Get("X-Request-Id"), line["request_id"])
 }
