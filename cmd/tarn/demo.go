@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -157,7 +158,7 @@ func runDemo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 	})
 	wg.Go(func() { reportProgress(ctx, log, cs.topics, prod, started, fail) })
 
-	printInstructions(stdout, "http://"+cs.l.Addr().String())
+	printInstructions(stdout, "http://"+cs.l.Addr().String(), strings.Join(brokers, ","), reg.URL())
 	serveErr := cs.serve(ctx) // stops ingest (buffered rows committed) before it returns
 	cancel()
 	wg.Wait()
@@ -206,14 +207,24 @@ func reportProgress(ctx context.Context, log *slog.Logger, mgr *topics.Manager, 
 	}
 }
 
-// printInstructions tells how to query the live table at url.
-func printInstructions(w io.Writer, url string) {
+// printInstructions tells how to query the live table at url, and how to
+// stream another topic through the demo's Kafka (brokers, comma-separated
+// host:port) and schema registry (registry, a URL).
+func printInstructions(w io.Writer, url, brokers, registry string) {
 	fmt.Fprintf(w, `Tarn demo: flights stream into the Iceberg table demo.flights, catalog at %[1]s
 (Ctrl-C stops it: buffered rows are committed first.)
 
 Web console (the topic, the table, its snapshots): %[1]s/ui
 
 Its topics from the CLI: TARN_SERVER=%[1]s tarn topics list
+
+Its Kafka and schema registry (in this process, gone when the demo stops):
+  --kafka-brokers %[2]s --schema-registry-url %[3]s
+Stream a topic of your own through them (from a clone of Tarn: its testdata/):
+  tarn topics create orders --partitions 3 --kafka-brokers %[2]s
+  tarn produce orders --schema-file testdata/orders.avsc --input testdata/orders.jsonl \
+      --key-field id --count 1000 --kafka-brokers %[2]s --schema-registry-url %[3]s
+  TARN_SERVER=%[1]s tarn topics enable orders --table demo.orders --target-lag-ms 1000
 
 pyiceberg (pip install "pyiceberg[pyarrow]"):
   from pyiceberg.catalog import load_catalog
@@ -235,5 +246,5 @@ Spark (iceberg-spark-runtime on the classpath):
     --conf spark.sql.catalog.tarn.type=rest \
     --conf spark.sql.catalog.tarn.uri=%[1]s \
     -e 'SELECT count(*) FROM tarn.demo.flights'
-`, url)
+`, url, brokers, registry)
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -92,6 +95,24 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{"load_catalog(\"tarn\", type=\"rest\", uri=\"" + p.URL + "\")", "ENDPOINT '" + p.URL + "'", "spark.sql.catalog.tarn.uri=" + p.URL} {
 		assert.Contains(t, out, want)
 	}
+
+	// The banner's "stream a topic of your own" commands work as printed
+	// against the demo's Kafka and registry (before, the banner named
+	// neither, and the Kafka address was only in the JSON log).
+	_, block, ok := strings.Cut(out, "Stream a topic of your own")
+	require.True(t, ok, out)
+	block, _, _ = strings.Cut(block, "\n\n")
+	_, block, _ = strings.Cut(block, "\n")
+	sh := exec.Command("bash", "-euo", "pipefail", "-c", block)
+	sh.Dir = "../.." // the clone's root: the commands name testdata/
+	sh.Env = append(cleanEnv(), "PATH="+filepath.Dir(tarnBin)+":"+os.Getenv("PATH"))
+	shOut, err := sh.CombinedOutput()
+	require.NoError(t, err, "%s\n%s", block, shOut)
+	assert.Contains(t, string(shOut), "produced 1000 records to orders (avro, ")
+	require.Eventually(t, func() bool {
+		tbl, err := cat.LoadTable(ctx, table.Identifier{"demo", "orders"})
+		return err == nil && tbl.CurrentSnapshot() != nil && totalRecords(tbl) == 1000
+	}, 60*time.Second, 200*time.Millisecond, "demo.orders holds the 1000 produced orders")
 
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	assert.Equal(t, 0, p.wait(t, 30*time.Second), p.Stderr())
