@@ -141,6 +141,12 @@ func (c *Catalog) commitTables(ctx context.Context, wh *Warehouse, commits []Tab
 			}
 			changes = append(changes, ch)
 		}
+		if _, fenced := FenceOf(ctx); fenced {
+			if _, ok := c.store.(PartitionClaims); !ok {
+				// Fail closed: this store cannot check the claims.
+				return false, c.abandon(ctx, wh, Errorf(ErrFenced, "the store keeps no partition claims"), written...)
+			}
+		}
 		if err := c.store.CommitPointers(ctx, changes); err != nil {
 			err = c.abandon(ctx, wh, err, written...)
 			return errors.Is(err, ErrCommitFailed), err

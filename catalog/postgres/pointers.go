@@ -148,7 +148,14 @@ func (s *Store) CommitPointers(ctx context.Context, changes []catalog.PointerCha
 			cur[key] = pointerRow{ns: nsKey(c.Ident.Namespace), name: c.Ident.Name, Pointer: next}
 		}
 		if growing {
-			return checkLocationsFree(ctx, tx, changes)
+			if err := checkLocationsFree(ctx, tx, changes); err != nil {
+				return err
+			}
+		}
+		if f, ok := catalog.FenceOf(ctx); ok {
+			// An ingest batch: its claims are checked and advanced in
+			// the transaction that records it (claims.go).
+			return checkFence(ctx, tx, f)
 		}
 		return nil
 	})

@@ -49,7 +49,7 @@ var migrations embed.FS
 // SchemaVersion is the newest schema version this build knows (the
 // highest migrations/NNNN_*.up.sql). Open migrates an older database up to
 // it and refuses a newer one.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // MigrationsTable is golang-migrate's version table, prefixed like Tarn's
 // own tables so that it cannot clash with the application's.

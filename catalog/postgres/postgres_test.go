@@ -62,6 +62,7 @@ func TestPostgresE2E(t *testing.T) {
 	t.Run("MultiTableCommitsInOppositeOrders", func(t *testing.T) { testOppositeOrders(t, d) })
 	t.Run("ConcurrentCreatesOnOneLocation", func(t *testing.T) { testConcurrentLocations(t, d) })
 	t.Run("Records", func(t *testing.T) { testRecords(t, d) })
+	t.Run("ClaimsFence", func(t *testing.T) { testClaimsFence(t, d) })
 }
 
 func testReopen(t *testing.T, d *db) {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -328,8 +330,13 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		return nil, err
 	}
 	cat.AddCommitObserver(pubs)
+	// A store several replicas share (PostgreSQL) keeps partition claims:
+	// the replicas then share each topic's partitions through a Kafka
+	// consumer group. On bbolt one process reads every partition.
+	claims, _ := store.(catalog.PartitionClaims)
 	mgr, err = topics.New(topics.Deps{Catalog: cat, Warehouse: wh, Store: store, Brokers: ing.Brokers, Kafka: ing.Kafka,
-		Registry: ing.Registry, Logger: log, Metrics: prometheus.DefaultRegisterer, Budget: pipeline.NewBudget(cfg.ingestMemoryBytes)})
+		Registry: ing.Registry, Logger: log, Metrics: prometheus.DefaultRegisterer, Budget: pipeline.NewBudget(cfg.ingestMemoryBytes),
+		Claims: claims, Replica: replicaName()})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -468,4 +475,18 @@ func (c *catalogServer) close() {
 		_ = c.l.Close()
 	}
 	_ = c.store.Close()
+}
+
+// replicaName names this process in the partition claims
+// (catalog.PartitionClaims): the host name and a random suffix, new on
+// every start, so that a restarted replica never passes for the process
+// it replaces.
+func replicaName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "tarn"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return host + "-" + hex.EncodeToString(b[:])
 }

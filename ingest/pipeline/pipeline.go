@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/ingest/codec"
 	"github.com/tarnhq/tarn/ingest/connect"
 	"github.com/tarnhq/tarn/ingest/sink"
@@ -71,6 +72,14 @@ type Deps struct {
 	// Panics counts a panic of Run (tarn_panics_recovered_total); nil
 	// counts none, it is still recovered.
 	Panics *recovery.Panics
+	// Owner, when set, shares the topic with other replicas: it names
+	// this replica in the partition claims (catalog.PartitionClaims).
+	// The Source must then be an Assigner (a consumer group member), the
+	// pipeline reads only the partitions it claimed, and every commit
+	// carries a catalog.Fence of the claims its records were read under,
+	// which the store checks in the commit's transaction. Ignored in the
+	// upsert modes, whose key index needs every partition in one process.
+	Owner string
 }
 
 // Pipeline materializes one topic into one table (see the package doc).
@@ -127,6 +136,9 @@ type Pipeline struct {
 	// keyFields makes the keys of a table keyed by value columns
 	// (Config.KeyFields); nil when the Kafka record key is the key.
 	keyFields *keyFields
+	// group is the claims of a shared topic (Deps.Owner); nil when the
+	// pipeline reads every partition.
+	group *group
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -253,7 +265,16 @@ func (p *Pipeline) start(ctx context.Context) error {
 			return err
 		}
 	}
-	p.src = src
+	p.src, p.group = src, nil
+	if p.deps.Owner != "" && !p.cfg.Mode.Keyed() {
+		g, err := newGroup(src, p.deps.Owner, s.Table().Metadata().TableUUID().String())
+		if err != nil {
+			src.Close()
+			p.src = nil
+			return err
+		}
+		p.group = g
+	}
 	if p.cfg.Mode.Keyed() {
 		// A stop during the rebuild is no failure: the loop sees ctx
 		// ended and returns; the next flush would rebuild anyway.
@@ -378,6 +399,16 @@ func (p *Pipeline) loop(ctx context.Context) error {
 		recs, pollErr := p.src.Poll(pollCtx)
 		timedOut := pollCtx.Err() != nil
 		cancel()
+		if p.group != nil {
+			reseeked, err := p.assign(work)
+			if err != nil {
+				return p.shutdown(ctx, err)
+			}
+			if reseeked {
+				// Read again from where the dropped batch began.
+				recs = nil
+			}
+		}
 
 		// A Source may return records with an error (ingest/source never
 		// does): records are handled first, the error after.
@@ -427,7 +458,7 @@ func (p *Pipeline) shutdown(ctx context.Context, cause error) error {
 func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 	defer p.updateBuffered()
 	for _, rec := range recs {
-		if n, ok := p.next[rec.Partition]; ok && rec.Offset < n {
+		if n, ok := p.next[rec.Partition]; ok && rec.Offset < n || !p.holds(rec.Partition) {
 			rec.Recycle()
 			continue
 		}
@@ -798,7 +829,7 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 		delta, err = p.retire(ctx, plan, w)
 	}
 	if err == nil {
-		err = p.sink.CommitWritten(ctx, w)
+		err = p.sink.CommitWritten(p.fenced(ctx, batch), w)
 	}
 	if p.cfg.Mode.Keyed() {
 		if err == nil {
@@ -825,6 +856,16 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 			return false, errors.Join(err, herr)
 		}
 		p.reseek(head.Next, batch.Ranges)
+		return true, nil
+	case errors.Is(err, catalog.ErrFenced):
+		// Another replica claimed a partition of the batch since its
+		// records were read: they are its to commit now.
+		p.failures++
+		if p.failures >= maxFlushFailures {
+			return false, fmt.Errorf("%d flushes in a row failed: %w", p.failures, err)
+		}
+		p.log.Info("batch refused: a partition's claim moved to another replica; re-reading the partitions still held", "err", err)
+		p.refenced(batch.Ranges)
 		return true, nil
 	case errors.As(err, &stale):
 		p.log.Info("batch dropped: another writer committed its offsets; re-seeking from the table", "err", err)

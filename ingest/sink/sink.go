@@ -437,6 +437,11 @@ func (s *Sink) Remove(ctx context.Context, w *Written) {
 //   - ErrMainMoved: Config.NoRebase and main moved; w was dropped (its
 //     files deleted, unless an earlier outcome was unknown). Re-read from
 //     Head.
+//   - catalog.ErrFenced, wrapped: ctx carries a catalog.Fence the store
+//     refused (another replica claimed one of w's partitions since, or w
+//     does not start at the claimed progress). Nothing was committed; w
+//     was dropped (its files deleted, unless an earlier outcome was
+//     unknown).
 //   - catalog.ErrCommitFailed, wrapped: still conflicting after 8
 //     attempts; nothing committed, w may be committed again.
 //   - offsets.ErrInvalid (and its specific kinds) from the head.
@@ -490,6 +495,11 @@ func (s *Sink) CommitWritten(ctx context.Context, w *Written) error {
 			s.tbl = tbl
 			w.finish()
 			return nil
+		case errors.Is(err, catalog.ErrFenced):
+			// The store refused the batch's partition claims in the
+			// transaction that would have recorded it: nothing landed.
+			s.drop(ctx, base, w)
+			return fmt.Errorf("commit to %s: %w", s.name(), err)
 		case !isCommitFailed(err):
 			w.uncertain = true
 			return fmt.Errorf("commit to %s: outcome unknown; re-seek from Head: %w", s.name(), err)

@@ -79,6 +79,9 @@ type Config struct {
 	// fetch errors, partition discovery, and franz-go's own warnings and
 	// errors. Default slog.Default().
 	Logger *slog.Logger
+	// Group, when set, shares the topic's partitions with the other
+	// members of a consumer group (see Group); nil reads them all.
+	Group *Group
 	// Panics counts a panic of the partition refresh
 	// (tarn_panics_recovered_total); nil counts none, it is still
 	// recovered.
@@ -97,6 +100,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: partition refresh %v is negative", ErrInvalidConfig, c.PartitionRefresh)
 	case c.PartitionRefresh != 0 && c.PartitionRefresh < MinPartitionRefresh:
 		return fmt.Errorf("%w: partition refresh %v is below %v", ErrInvalidConfig, c.PartitionRefresh, MinPartitionRefresh)
+	}
+	if g := c.Group; g != nil && (g.ID == "" || g.Claim == nil || g.SessionTimeout < 0) {
+		return fmt.Errorf("%w: a group needs an id and a claim function", ErrInvalidConfig)
 	}
 	for i, b := range c.Brokers {
 		if b == "" {

@@ -86,6 +86,10 @@ func (s *Source) Lag(ctx context.Context, next map[int32]int64) (map[int32]Parti
 	var unassigned bool
 	s.mu.Lock()
 	for p := range lso[s.cfg.Topic] {
+		if s.group != nil && s.parts[p] == nil {
+			// Another replica's partition: its lag is reported there.
+			continue
+		}
 		if n, ok := next[p]; ok {
 			from[p] = n
 		} else if ps := s.parts[p]; ps != nil {

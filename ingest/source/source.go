@@ -59,6 +59,17 @@ type Source struct {
 	// warned is when that was last logged.
 	missing map[int32]time.Time
 	warned  map[string]time.Time
+
+	// group is Config.Group (nil: every partition, direct assignment).
+	group *Group
+	// start is Open's start: where a partition the table lacks begins.
+	start map[int32]int64
+	// ready is closed once cl and adm are set: the group's callbacks,
+	// which franz-go may run before Open returns, wait for it.
+	ready chan struct{}
+	// assignments are the group's changes TakeAssignments has not
+	// returned yet.
+	assignments []Assignment
 }
 
 // partState is the source's view of one assigned partition.
@@ -84,8 +95,9 @@ type partState struct {
 }
 
 // Open connects and assigns every partition of the topic (direct
-// assignment with kgo.ConsumePartitions, not a consumer group: one Tarn
-// replica owns a topic), fetching with read_committed isolation so that
+// assignment with kgo.ConsumePartitions: one Tarn replica owns the topic),
+// or, with Config.Group, joins the consumer group that shares them among
+// replicas (see Group); it fetches with read_committed isolation so that
 // records of aborted transactions and control records never surface.
 //
 // start gives the next offset per partition, from the table's head
@@ -110,6 +122,18 @@ func Open(ctx context.Context, cfg Config, start map[int32]int64) (*Source, erro
 		}
 	}
 	cfg = cfg.withDefaults()
+	s := &Source{
+		cfg:         cfg,
+		log:         cfg.Logger,
+		refreshDone: make(chan struct{}),
+		parts:       make(map[int32]*partState),
+		pending:     make(map[int32]int64),
+		missing:     make(map[int32]time.Time),
+		warned:      make(map[string]time.Time),
+		group:       cfg.Group,
+		start:       maps.Clone(start),
+		ready:       make(chan struct{}),
+	}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(cfg.ClientID),
@@ -139,21 +163,15 @@ func Open(ctx context.Context, cfg Config, start map[int32]int64) (*Source, erro
 		// little.
 		kgo.DisableFetchSessions(),
 	}, cfg.Opts...)
+	if cfg.Group != nil {
+		opts = append(opts, s.groupOpts(cfg.Group)...)
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	s := &Source{
-		cfg:         cfg,
-		log:         cfg.Logger,
-		cl:          cl,
-		adm:         kadm.NewClient(cl),
-		refreshDone: make(chan struct{}),
-		parts:       make(map[int32]*partState),
-		pending:     make(map[int32]int64),
-		missing:     make(map[int32]time.Time),
-		warned:      make(map[string]time.Time),
-	}
+	s.cl, s.adm = cl, kadm.NewClient(cl)
+	close(s.ready)
 	b, err := s.listBounds(ctx)
 	if err != nil {
 		cl.Close()
@@ -162,6 +180,12 @@ func Open(ctx context.Context, cfg Config, start map[int32]int64) (*Source, erro
 	if s.topicID, err = s.describeTopicID(ctx); err != nil {
 		cl.Close()
 		return nil, err
+	}
+	if s.group != nil {
+		// The group assigns partitions, also those added later.
+		close(s.refreshDone)
+		s.stopRefresh = func() {}
+		return s, nil
 	}
 	s.mu.Lock()
 	err = s.assignLocked(b, start)
@@ -454,6 +478,10 @@ func (s *Source) Reseek(offsets map[int32]int64) {
 			continue
 		}
 		ps := s.parts[p]
+		if ps == nil && s.group != nil {
+			// Not this replica's: its claim decides where it starts.
+			continue
+		}
 		if ps == nil {
 			s.pending[p] = off
 			continue

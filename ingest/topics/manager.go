@@ -61,6 +61,14 @@ type Deps struct {
 	// changes made through other replicas sharing the store (sync.go);
 	// DefaultSyncInterval when 0.
 	SyncInterval time.Duration
+	// Claims, when set (a store shared by several replicas:
+	// catalog/postgres), shares each append topic's partitions among the
+	// replicas through a Kafka consumer group, with every commit fenced
+	// by the partition claims (group.go). nil (catalog/bolt, one
+	// process): each pipeline reads every partition of its topic.
+	Claims catalog.PartitionClaims
+	// Replica names this process in the claims; required with Claims.
+	Replica string
 }
 
 // Manager is the set of enabled topics and their pipelines. It owns their

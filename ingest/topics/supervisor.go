@@ -180,6 +180,7 @@ func (m *Manager) newPipeline(t *topic) (*pipeline.Pipeline, error) {
 			OnBadRecord: func(r pipeline.RecordError) {
 				m.countBad(t, r.Partition, r.Offset, string(r.Kind))
 			},
+			Owner: m.owner(pcfg),
 		})
 		if err == nil {
 			m.mu.Lock()
@@ -213,9 +214,13 @@ func (m *Manager) openSource(t *topic) pipeline.OpenSourceFunc {
 			start = map[int32]int64{}
 		}
 		maps.Copy(start, head)
+		group, err := m.group(ctx, t)
+		if err != nil {
+			return nil, err
+		}
 		s, err := source.Open(ctx, source.Config{
 			Brokers: m.deps.Brokers, Topic: topicName, ControlRecords: true, Opts: m.deps.Kafka, Logger: m.log,
-			Panics: m.panics,
+			Panics: m.panics, Group: group,
 		}, start)
 		if err != nil {
 			return nil, err
