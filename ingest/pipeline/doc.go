@@ -163,7 +163,10 @@
 // held while calling anything else. Pipelines of the same table
 // (replicas, a zombie after a rebalance) coordinate only through the
 // catalog's compare-and-swap and the offsets in the table (see
-// ingest/sink).
+// ingest/sink), and, when the topic is shared among replicas
+// (Deps.Owner, group.go), through the partition claims every commit is
+// fenced by (catalog.PartitionClaims): a batch read under a claim that
+// another replica has since taken is refused by the store and dropped.
 //
 // Pipelines of one process also share the Budget, under Budget.mu, which
 // is taken alone (never with Pipeline.mu held, and nothing is called

@@ -55,6 +55,16 @@
 // batch would be stale just the same: a batch is never trimmed and
 // committed in part.
 //
+// When replicas share a topic through a consumer group, a commit also
+// carries the claims its records were read under (catalog.Fence in the
+// context): the store checks, in the transaction that swaps the pointer,
+// that each partition is still this replica's at that epoch and that the
+// batch starts at the claimed progress, and refuses it with
+// catalog.ErrFenced otherwise. CommitWritten then drops the batch (the
+// outcome is certain: nothing landed). This stops a zombie whose
+// partition was handed to another replica before the other committed,
+// which the offsets check alone lets through.
+//
 // Commit outcome unknown (the reply is lost, the process is killed during
 // the commit, the context ends):
 //

@@ -5,11 +5,16 @@
 //
 // # Positions come from the table
 //
-// A Source is not a consumer-group member. Open assigns every partition
-// directly (kgo.ConsumePartitions) at the offsets of the table's head
-// snapshot (sink.Head().Next); one Tarn replica owns a topic. Nothing is
-// committed to Kafka. After the sink reports a stale batch the pipeline
-// calls Reseek with the new head's offsets.
+// By default Open assigns every partition directly
+// (kgo.ConsumePartitions) at the offsets of the table's head snapshot
+// (sink.Head().Next): one Tarn process owns the topic (the bbolt store).
+// With Config.Group (replicas sharing a PostgreSQL store) the Source is a
+// consumer-group member instead (group.go): the group coordinator assigns
+// partitions (cooperative-sticky), and each assigned partition starts at
+// its claim (Group.Claim: the table's head offset, claimed in the store
+// with a new epoch), never at the group's committed offsets. Nothing is
+// committed to Kafka either way. After the sink reports a stale batch the
+// pipeline calls Reseek with the new head's offsets.
 //
 // # Offsets are not contiguous
 //

@@ -63,6 +63,8 @@
 //   - errcount.go: bad records counted once each (pipeline.Deps.OnBadRecord).
 //   - partition.go: partition spec evolution (Update).
 //   - metrics.go: the per-topic Prometheus collector.
+//   - group.go: sharing a topic's partitions among replicas (Deps.Claims):
+//     the consumer group id and the claim of assigned partitions.
 //   - brokers.go: the probe of the seed brokers ([Manager.Brokers], /readyz).
 //   - errors.go: sentinels.
 package topics
