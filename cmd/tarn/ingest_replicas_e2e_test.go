@@ -196,7 +196,7 @@ func TestE2EIngestReplicas(t *testing.T) {
 	for _, p := range all {
 		refused += strings.Count(p.Stderr(), "batch refused")
 	}
-	t.Logf("batches refused by the claims fence on the live replicas: %d", refused)
+	t.Logf("batches refused by the claims fence, all replicas: %d", refused)
 
 	// Snapshots per minute.
 	snaps := ingestSnapshots(t, live[0].URL)
