@@ -105,6 +105,9 @@ func TestErrorMapping(t *testing.T) {
 		{"catalog.ErrViewAlreadyExists", catalog.ErrViewAlreadyExists, spec.AlreadyExists},
 		{"catalog.ErrNamespaceNotEmpty", catalog.ErrNamespaceNotEmpty, spec.NamespaceNotEmpty},
 		{"catalog.ErrCommitFailed", catalog.ErrCommitFailed, spec.CommitFailed},
+		// Only ingest commits carry a fence; were one to surface, its
+		// class (a conflict) says refresh and retry.
+		{"catalog.ErrFenced", catalog.ErrFenced, spec.CommitFailed},
 		{"catalog.ErrIdempotencyKeyReused", catalog.ErrIdempotencyKeyReused, spec.Unprocessable},
 		{"catalog.ErrInvalidMetadata", catalog.ErrInvalidMetadata, spec.BadRequest},
 		{"catalog.ErrLimitExceeded", catalog.ErrLimitExceeded, spec.BadRequest},
