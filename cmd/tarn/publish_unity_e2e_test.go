@@ -81,9 +81,9 @@ func TestE2EUnityTarget(t *testing.T) {
 	produceRows := func(enc *avroenc.Avro, n int, gate bool) {
 		var recs []*kgo.Record
 		for range n {
-			row := avroenc.Row{"id": int64(produced), "origin": fmt.Sprintf("O%d", produced%7)}
+			row := avroenc.Row{"id": json.Number(fmt.Sprint(produced)), "origin": fmt.Sprintf("O%d", produced%7)}
 			if gate {
-				row["gate"] = produced % 40
+				row["gate"] = json.Number(fmt.Sprint(produced % 40))
 			}
 			v, err := enc.Encode(row)
 			require.NoError(t, err)
