@@ -38,8 +38,10 @@ from unitycatalog.client import ApiClient, Configuration, TablesApi
 
 
 def rows(arrow: pa.Table, order: str) -> list:
+    # Sorted in Python: DataFusion answers strings as string_view, which
+    # pyarrow's sort (take) has no kernel for.
     cols = [c for c in arrow.column_names if c != "_kafka"]
-    out = arrow.select(cols).sort_by(order).to_pylist()
+    out = sorted(arrow.select(cols).to_pylist(), key=lambda r: r[order])
     return json.loads(json.dumps(out, default=str))
 
 

@@ -71,7 +71,16 @@ func TestE2EUnityTarget(t *testing.T) {
 	require.NoError(t, created.Err)
 	rc := reg.Client(t)
 	encoder := func(schema string) *avroenc.Avro {
-		ss, err := rc.CreateSchema(ctx, unityTopic+"-value", sr.Schema{Schema: schema, Type: sr.TypeAvro})
+		// The registry's store times out under a loaded machine
+		// ("acquisition timeout"): a failed registration is tried again.
+		var ss sr.SubjectSchema
+		var err error
+		for try := 0; try < 5; try++ {
+			if ss, err = rc.CreateSchema(ctx, unityTopic+"-value", sr.Schema{Schema: schema, Type: sr.TypeAvro}); err == nil {
+				break
+			}
+			t.Logf("register the schema (try %d): %v", try+1, err)
+		}
 		require.NoError(t, err)
 		enc, err := avroenc.NewAvro(hamba.MustParse(schema), ss.ID)
 		require.NoError(t, err)
