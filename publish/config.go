@@ -21,8 +21,8 @@ const (
 	TypeGlue = "glue"
 	// TypeIcebergREST is another Iceberg REST catalog (icebergrest.go).
 	TypeIcebergREST = "iceberg-rest"
-	// TypeUnity is planned (docs/publish.md, roadmap); a target of this
-	// type is refused at startup.
+	// TypeUnity is Unity Catalog (unity.go): the Delta view of tables
+	// with tarn.delta.enabled=true.
 	TypeUnity = "unity"
 )
 
@@ -51,7 +51,7 @@ type TargetConfig struct {
 	// Name names the target in status, metrics and the table property
 	// tarn.publish.<name>: letters, digits, '-' and '_'.
 	Name string `json:"name"`
-	// Type is TypeGlue or TypeIcebergREST (TypeUnity is planned).
+	// Type is TypeGlue, TypeUnity or TypeIcebergREST.
 	Type string `json:"type"`
 	// Namespaces the target covers: every table in them and in the
 	// namespaces below them ("sales" covers sales.eu.orders); a level
@@ -83,6 +83,15 @@ type TargetConfig struct {
 	Credential string `json:"credential,omitempty"`
 	Warehouse  string `json:"warehouse,omitempty"`
 	Scope      string `json:"scope,omitempty"`
+
+	// Unity: URI (above) is the server's base URI (the client adds
+	// /api/2.1/unity-catalog: a Databricks workspace URL or an OSS
+	// server's http://host:8080); Token is the bearer token sent with
+	// every call (optional: an OSS server without auth); Catalog is the
+	// Unity catalog the tables are registered in (required; it must
+	// exist).
+	Token   string `json:"token,omitempty"`
+	Catalog string `json:"catalog,omitempty"`
 }
 
 // targetName is what a target may be called: it appears in a table
@@ -119,23 +128,32 @@ func (t TargetConfig) Validate() error {
 		return fmt.Errorf("%w: name %q: want 1 to 63 letters, digits, '-' or '_', starting with a letter or digit", ErrInvalidConfig, t.Name)
 	}
 	glueKeys := t.Region != "" || t.Endpoint != "" || t.CatalogID != "" || t.RoleARN != "" || t.STSEndpoint != ""
-	restKeys := t.URI != "" || t.Credential != "" || t.Warehouse != "" || t.Scope != ""
+	restKeys := t.Credential != "" || t.Warehouse != "" || t.Scope != ""
+	unityKeys := t.Token != "" || t.Catalog != ""
 	switch t.Type {
 	case TypeGlue:
-		if restKeys {
-			return fmt.Errorf("%w: target %s: uri, credential, warehouse and scope are keys of type %q", ErrInvalidConfig, t.Name, TypeIcebergREST)
+		if restKeys || unityKeys || t.URI != "" {
+			return fmt.Errorf("%w: target %s: uri, credential, warehouse, scope, token and catalog are keys of types %q and %q", ErrInvalidConfig, t.Name, TypeIcebergREST, TypeUnity)
 		}
 	case TypeIcebergREST:
-		if glueKeys {
-			return fmt.Errorf("%w: target %s: region, endpoint, catalog-id, role-arn and sts-endpoint are keys of type %q", ErrInvalidConfig, t.Name, TypeGlue)
+		if glueKeys || unityKeys {
+			return fmt.Errorf("%w: target %s: region, endpoint, catalog-id, role-arn, sts-endpoint, token and catalog are keys of types %q and %q", ErrInvalidConfig, t.Name, TypeGlue, TypeUnity)
 		}
-		if u, err := url.Parse(t.URI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("%w: target %s: uri %q: want the catalog's http(s) base URI", ErrInvalidConfig, t.Name, t.URI)
+		if err := t.validateURI(); err != nil {
+			return err
 		}
 	case TypeUnity:
-		return fmt.Errorf("%w: target %s: type %q is not built yet (docs/publish.md, roadmap); today %q or %q", ErrInvalidConfig, t.Name, t.Type, TypeGlue, TypeIcebergREST)
+		if glueKeys || restKeys {
+			return fmt.Errorf("%w: target %s: region, endpoint, catalog-id, role-arn, sts-endpoint, credential, warehouse and scope are keys of types %q and %q", ErrInvalidConfig, t.Name, TypeGlue, TypeIcebergREST)
+		}
+		if err := t.validateURI(); err != nil {
+			return err
+		}
+		if t.Catalog == "" || strings.ContainsAny(t.Catalog, "./ ") {
+			return fmt.Errorf("%w: target %s: catalog %q: want the name of an existing Unity catalog (no '.', '/' or space)", ErrInvalidConfig, t.Name, t.Catalog)
+		}
 	default:
-		return fmt.Errorf("%w: target %s: unknown type %q (want %q or %q)", ErrInvalidConfig, t.Name, t.Type, TypeGlue, TypeIcebergREST)
+		return fmt.Errorf("%w: target %s: unknown type %q (want %q, %q or %q)", ErrInvalidConfig, t.Name, t.Type, TypeGlue, TypeUnity, TypeIcebergREST)
 	}
 	if t.Drop != "" && t.Drop != DropRemove && t.Drop != DropKeep {
 		return fmt.Errorf("%w: target %s: drop %q: want %q or %q", ErrInvalidConfig, t.Name, t.Drop, DropRemove, DropKeep)
@@ -147,6 +165,14 @@ func (t TargetConfig) Validate() error {
 	}
 	if t.STSEndpoint != "" && t.RoleARN == "" {
 		return fmt.Errorf("%w: target %s: sts-endpoint is only used with role-arn", ErrInvalidConfig, t.Name)
+	}
+	return nil
+}
+
+// validateURI checks URI: an http(s) base URI.
+func (t TargetConfig) validateURI() error {
+	if u, err := url.Parse(t.URI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w: target %s: uri %q: want the catalog's http(s) base URI", ErrInvalidConfig, t.Name, t.URI)
 	}
 	return nil
 }

@@ -1,9 +1,12 @@
 // Package publish pushes the pointer of Tarn's tables into other catalogs
-// after each commit, so that their engines find the same tables: today
-// the AWS Glue Data Catalog (glue.go; Athena, Redshift Spectrum, EMR,
-// pyiceberg's and Iceberg's GlueCatalog). Tarn stays the owner of every
-// table; a target only ever holds a pointer to Tarn's current metadata
-// file (DESIGN.md "Formats and catalogs fan out after the commit").
+// after each commit, so that their engines find the same tables: the AWS
+// Glue Data Catalog (glue.go; Athena, Redshift Spectrum, EMR, pyiceberg's
+// and Iceberg's GlueCatalog), other Iceberg REST catalogs
+// (icebergrest.go) and Unity Catalog (unity.go: the table's Delta view,
+// package delta, as an external Delta table). Tarn stays the owner of
+// every table; a target only ever holds a pointer to Tarn's current
+// metadata file, or for Unity the location of its Delta log (DESIGN.md
+// "Formats and catalogs fan out after the commit").
 // docs/publish.md is the user's view: configuration, name mapping,
 // permissions, guarantees, roadmap.
 //

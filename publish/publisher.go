@@ -255,6 +255,9 @@ type tableState struct {
 	// excluded: the target does not cover the table (now); its record,
 	// if any, stays, and the target's table is left as it is.
 	excluded bool
+	// unsupported is why the target cannot take the table (ErrNotDelta),
+	// "" when it can; the next commit tries again.
+	unsupported string
 	// err is the last failure; failures the consecutive ones, retryAt
 	// when the next attempt is due.
 	err      string
@@ -475,6 +478,12 @@ func (w *worker) publishTable(ctx context.Context, id catalog.Ident, force bool)
 	w.mu.Lock()
 	st.publishing = false
 	w.mu.Unlock()
+	if errors.Is(err, ErrNotDelta) {
+		w.mu.Lock()
+		st.unsupported, st.behindSince, st.nextSince, st.err, st.failures, st.retryAt = err.Error(), time.Time{}, time.Time{}, "", 0, time.Time{}
+		w.mu.Unlock()
+		return err
+	}
 	if err != nil {
 		if errors.Is(err, ErrConflict) {
 			return w.conflict(ctx, st, rec, err)
@@ -483,6 +492,7 @@ func (w *worker) publishTable(ctx context.Context, id catalog.Ident, force bool)
 		return err
 	}
 	w.mu.Lock()
+	st.unsupported = ""
 	if !covers.IsZero() {
 		w.p.m.publishLag.WithLabelValues(w.cfg.Name).Observe(now.Sub(covers).Seconds())
 	}
@@ -743,6 +753,10 @@ const (
 	// StateExcluded: the target does not cover the table any more; its
 	// table there was left at the last pointer published.
 	StateExcluded = "excluded"
+	// StateUnsupported: the target cannot take the table (Unsupported
+	// says why: a unity target and a table without a Delta view); its
+	// next commit is tried again.
+	StateUnsupported = "unsupported"
 )
 
 // TableStatus is one table of a target.
@@ -769,6 +783,8 @@ type TableStatus struct {
 	Error string `json:"error,omitempty"`
 	// Conflict is why publishing is stopped.
 	Conflict string `json:"conflict,omitempty"`
+	// Unsupported is why the target cannot take the table.
+	Unsupported string `json:"unsupported,omitempty"`
 }
 
 // Status returns every target with its tables.
@@ -797,7 +813,7 @@ func (p *Publisher) Status() Status {
 }
 
 func (st *tableState) statusLocked(now time.Time) TableStatus {
-	s := TableStatus{Table: catalog.FormatIdent(st.id), HeadSnapshotID: st.head, Error: st.err}
+	s := TableStatus{Table: catalog.FormatIdent(st.id), HeadSnapshotID: st.head, Error: st.err, Unsupported: st.unsupported}
 	if r := st.rec; r != nil {
 		s.Remote, s.MetadataLocation, s.SnapshotID, s.SequenceNumber, s.Conflict = r.Remote, r.MetadataLocation, r.SnapshotID, r.SequenceNumber, r.Conflict
 		if !r.PublishedAt.IsZero() {
@@ -813,6 +829,8 @@ func (st *tableState) statusLocked(now time.Time) TableStatus {
 		s.State = StateConflict
 	case st.excluded:
 		s.State = StateExcluded
+	case st.unsupported != "":
+		s.State = StateUnsupported
 	case st.err != "":
 		s.State = StateFailing
 	case st.behindSince.IsZero() && st.rec != nil && !st.rec.TakeOver:

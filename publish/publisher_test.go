@@ -518,19 +518,28 @@ func TestParseTargets(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []publish.TargetConfig{{Name: "polaris", Type: "iceberg-rest", URI: "https://polaris.example/api/catalog",
 		Credential: "id:secret", Warehouse: "lake", Scope: "PRINCIPAL_ROLE:ALL"}}, got)
+	got, err = publish.ParseTargets(`[{"name":"dbx","type":"unity","uri":"https://dbc-1.cloud.databricks.com","token":"dapi123","catalog":"lake","namespaces":["sales"]}]`)
+	require.NoError(t, err)
+	require.Equal(t, []publish.TargetConfig{{Name: "dbx", Type: "unity", URI: "https://dbc-1.cloud.databricks.com", Token: "dapi123",
+		Catalog: "lake", Namespaces: []string{"sales"}}}, got)
 	for name, raw := range map[string]string{
-		"unknown key":      `[{"name":"a","type":"glue","regoin":"x"}]`,
-		"no name":          `[{"type":"glue"}]`,
-		"bad name":         `[{"name":"a.b","type":"glue"}]`,
-		"twice":            `[{"name":"a","type":"glue"},{"name":"a","type":"glue"}]`,
-		"unknown type":     `[{"name":"a","type":"hive"}]`,
-		"planned type":     `[{"name":"a","type":"unity"}]`,
-		"bad drop":         `[{"name":"a","type":"glue","drop":"purge"}]`,
-		"rest no uri":      `[{"name":"a","type":"iceberg-rest"}]`,
-		"rest bad uri":     `[{"name":"a","type":"iceberg-rest","uri":"polaris:8181"}]`,
-		"glue key on rest": `[{"name":"a","type":"iceberg-rest","uri":"http://h","region":"x"}]`,
-		"rest key on glue": `[{"name":"a","type":"glue","uri":"http://h"}]`,
-		"not a list":       `{"name":"a","type":"glue"}`,
+		"unknown key":       `[{"name":"a","type":"glue","regoin":"x"}]`,
+		"no name":           `[{"type":"glue"}]`,
+		"bad name":          `[{"name":"a.b","type":"glue"}]`,
+		"twice":             `[{"name":"a","type":"glue"},{"name":"a","type":"glue"}]`,
+		"unknown type":      `[{"name":"a","type":"hive"}]`,
+		"unity no uri":      `[{"name":"a","type":"unity","catalog":"lake"}]`,
+		"unity no catalog":  `[{"name":"a","type":"unity","uri":"http://h"}]`,
+		"unity bad catalog": `[{"name":"a","type":"unity","uri":"http://h","catalog":"a.b"}]`,
+		"rest key on unity": `[{"name":"a","type":"unity","uri":"http://h","catalog":"c","credential":"i:s"}]`,
+		"unity key on rest": `[{"name":"a","type":"iceberg-rest","uri":"http://h","token":"t"}]`,
+		"unity key on glue": `[{"name":"a","type":"glue","catalog":"c"}]`,
+		"bad drop":          `[{"name":"a","type":"glue","drop":"purge"}]`,
+		"rest no uri":       `[{"name":"a","type":"iceberg-rest"}]`,
+		"rest bad uri":      `[{"name":"a","type":"iceberg-rest","uri":"polaris:8181"}]`,
+		"glue key on rest":  `[{"name":"a","type":"iceberg-rest","uri":"http://h","region":"x"}]`,
+		"rest key on glue":  `[{"name":"a","type":"glue","uri":"http://h"}]`,
+		"not a list":        `{"name":"a","type":"glue"}`,
 	} {
 		_, err := publish.ParseTargets(raw)
 		require.ErrorIs(t, err, publish.ErrInvalidConfig, name)

@@ -19,12 +19,17 @@ var (
 	// the target stops, with the error as the reason, until
 	// Publisher.Resume.
 	ErrConflict = errclass.New(errclass.Conflict, "publish conflict")
+	// ErrNotDelta: the table cannot be published to the target because
+	// it has no Delta view (a unity target takes only Delta tables). The
+	// table shows as StateUnsupported with the reason, and is published
+	// once a commit turns its Delta output on.
+	ErrNotDelta = errclass.New(errclass.Unsupported, "not published: no Delta view")
 	// ErrNoSuchTarget: no publish target of that name is configured.
 	ErrNoSuchTarget = errclass.New(errclass.NotFound, "no such publish target")
 )
 
 // Target is one catalog Tarn pushes table pointers into (one file per
-// type: glue.go, icebergrest.go). A Target is used by one goroutine at a time.
+// type: glue.go, icebergrest.go, unity.go). A Target is used by one goroutine at a time.
 type Target interface {
 	// Name is the target's name of table id (glue: "database.table").
 	// An error wrapping ErrConflict says the table cannot be published
@@ -35,8 +40,9 @@ type Target interface {
 	// record's Remote and RemoteVersion). last is the table's record: the
 	// zero Record before the first publish; its Remote may be another
 	// name (a rename), whose table Publish then removes once the new one
-	// exists. An error wrapping ErrConflict stops the table; any other is
-	// retried with backoff.
+	// exists. An error wrapping ErrConflict stops the table; one wrapping
+	// ErrNotDelta marks it unsupported (not retried until its next
+	// commit); any other is retried with backoff.
 	Publish(ctx context.Context, id catalog.Ident, tbl *table.Table, last Record) (remote, version string, err error)
 	// Remove deletes the target's table last.Remote when Tarn's table was
 	// dropped, only if it still points at last.MetadataLocation; removed
@@ -53,6 +59,8 @@ func NewTarget(ctx context.Context, cfg TargetConfig) (Target, error) {
 		return NewGlue(ctx, cfg)
 	case TypeIcebergREST:
 		return NewIcebergREST(cfg), nil
+	case TypeUnity:
+		return NewUnity(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: target %s: type %q is not built", ErrInvalidConfig, cfg.Name, cfg.Type)
 }

@@ -205,6 +205,7 @@ func TestErrorMapping(t *testing.T) {
 		// request (refused at startup).
 		{"publish.ErrConflict", publish.ErrConflict, spec.CommitFailed},
 		{"publish.ErrNoSuchTarget", publish.ErrNoSuchTarget, spec.NotFound},
+		{"publish.ErrNotDelta", publish.ErrNotDelta, spec.NotAcceptable},
 		{"publish.ErrInvalidConfig", publish.ErrInvalidConfig, spec.ServerError},
 		// Precedence and errors from outside the module.
 		{"commit failed because the table was dropped", fmt.Errorf("%w: %w: db.t was dropped", catalog.ErrCommitFailed, catalog.ErrNoSuchTable), spec.NoSuchTable},

@@ -115,6 +115,9 @@ func printPublish(w io.Writer, output string, st publish.Status) error {
 		for _, s := range t.Tables {
 			reason := s.Conflict
 			if reason == "" {
+				reason = s.Unsupported
+			}
+			if reason == "" {
 				reason = s.Error
 			}
 			fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t%.1fs\t%s\t%s\n", t.Name, t.Type, s.Table, s.State, orDash(s.Remote),

@@ -109,7 +109,7 @@ the environment, which wins over the file.`,
 	f.DurationVar(&cfg.maintenanceInterval, "maintenance-interval", maintenance.DefaultInterval, "time between maintenance passes over the tables (0: only on request)")
 	f.IntVar(&cfg.maintenanceConcurrency, "maintenance-concurrency", maintenance.DefaultConcurrency, "tables maintained at the same time")
 	f.IntVar(&cfg.deltaCheckpointInterval, "delta-checkpoint-interval", delta.DefaultCheckpointInterval, "Delta log versions between two checkpoints (a table's tarn.delta.checkpoint-interval wins)")
-	f.Var(&cfg.publish, "publish", `catalogs to publish tables to: a JSON (or YAML in the config file) list of {"name", "type": "glue" or "iceberg-rest", "namespaces", "drop", and glue's "region", "endpoint", "catalog-id", "role-arn" or iceberg-rest's "uri", "credential", "warehouse", "scope"} (docs/publish.md)`)
+	f.Var(&cfg.publish, "publish", `catalogs to publish tables to: a JSON (or YAML in the config file) list of {"name", "type": "glue", "unity" or "iceberg-rest", "namespaces", "drop", and glue's "region", "endpoint", "catalog-id", "role-arn", unity's "uri", "token", "catalog" (Delta tables only) or iceberg-rest's "uri", "credential", "warehouse", "scope"} (docs/publish.md)`)
 	cfg.auth.register(f)
 	return cmd
 }
@@ -393,6 +393,10 @@ func newPublisher(cfg serveConfig, cat *catalog.Catalog, store catalogStore, log
 			return nil, err
 		}
 		targets = append(targets, publish.Targeted{Config: tc, Target: t})
+		if tc.Type == publish.TypeUnity {
+			log.Info("publish: a unity target takes only tables with a Delta view (tarn.delta.enabled=true); the others show as unsupported in `tarn publish status`",
+				"target", tc.Name, "uri", tc.URI, "catalog", tc.Catalog)
+		}
 	}
 	return publish.New(targets, publish.Deps{Tables: delta.CatalogTables(cat), Store: store, Owned: owned,
 		Logger: log, Metrics: prometheus.DefaultRegisterer})

@@ -286,9 +286,9 @@ func TestConfigErrors(t *testing.T) {
 			want: `unknown field "regoin"`,
 		},
 		{
-			name: "publish target type not built",
-			env:  []string{`TARN_PUBLISH=[{"name":"dbx","type":"unity"}]`},
-			want: `type "unity" is not built yet`,
+			name: "unity publish target without its catalog",
+			env:  []string{`TARN_PUBLISH=[{"name":"dbx","type":"unity","uri":"https://dbc-1.cloud.databricks.com"}]`},
+			want: `catalog "": want the name of an existing Unity catalog`,
 		},
 		{
 			name: "unknown store",
