@@ -128,6 +128,24 @@ func (w *world) itemRows(name string) map[int64][2]any {
 	return out
 }
 
+// identifierFields names the identifier-field-ids of table ns.<name>'s
+// current schema, read back from its metadata file, failing on one that
+// is not a required column (Iceberg spec "Identifier Field IDs").
+func (w *world) identifierFields(name string) []string {
+	w.t.Helper()
+	tbl, err := w.cat.TableIO(w.wh).LoadTable(w.ctx, table.Identifier{"ns", name})
+	require.NoError(w.t, err)
+	sc := tbl.Metadata().CurrentSchema()
+	var names []string
+	for _, id := range sc.IdentifierFieldIDs {
+		f, ok := sc.FindFieldByID(id)
+		require.True(w.t, ok, "identifier field id %d is no column", id)
+		require.True(w.t, f.Required, "identifier field %s is optional", f.Name)
+		names = append(names, f.Name)
+	}
+	return names
+}
+
 // metaRows reads the _debezium column of table ns.<name>: id → its
 // fields (op, source_ts, ts).
 func (w *world) metaRows(name string) map[int64]map[string]any {
@@ -204,6 +222,9 @@ func TestDebeziumCaptured(t *testing.T) {
 				require.NoError(t, stop())
 				require.Empty(t, st.Errors)
 				assert.Equal(t, want, w.itemRows(topic))
+				// The key columns (the Kafka key's, Debezium's key
+				// struct, or key-fields) are the identifier-field-ids.
+				assert.Equal(t, []string{"id"}, w.identifierFields(topic), "identifier-field-ids")
 				if !c.keyFields {
 					// Each row's last change: the snapshot read of
 					// items_full's row 1 and items' 10 (the new key of

@@ -127,6 +127,10 @@ type Pipeline struct {
 	// keyFields makes the keys of a table keyed by value columns
 	// (Config.KeyFields); nil when the Kafka record key is the key.
 	keyFields *keyFields
+	// identified is set once the table's identifier-field-ids are
+	// settled for this Run: recorded, or the key names no columns that
+	// can be (ensureIdentifier).
+	identified bool
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -229,7 +233,7 @@ func (p *Pipeline) start(ctx context.Context) error {
 			return fmt.Errorf("table %s: %w: an upsert table must be unpartitioned", p.cfg.Table, ErrTableShape)
 		}
 		// The key index is rebuilt once the source is open (below).
-		p.keys, p.index = newKeyDecoder(p.deps.Registry, p.cfg.Format), nil
+		p.keys, p.index, p.identified = newKeyDecoder(p.deps.Registry, p.cfg.Format), nil, false
 	}
 	p.dlq = &dlqWriter{p: p}
 	if err := p.useSchema(s.Table().Schema()); err != nil {
@@ -475,6 +479,11 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 // re-seeked the source (the caller drops the rest of the poll); other
 // errors end Run.
 func (p *Pipeline) take(ctx context.Context, rec *kgo.Record) (reseeked bool, err error) {
+	if p.cfg.Mode.Keyed() && !p.identified {
+		if reseeked, err := p.ensureIdentifier(ctx, rec); err != nil || reseeked {
+			return reseeked, err
+		}
+	}
 	rerr, err := p.decode(ctx, rec)
 	if err != nil {
 		return false, err
@@ -699,7 +708,11 @@ func (p *Pipeline) evolveFor(ctx context.Context, rec *kgo.Record, rerr *RecordE
 	if reseeked, err := p.flush(ctx); err != nil || reseeked {
 		return reseeked, nil, err
 	}
-	_, err = p.evolve(ctx, rerr.writer)
+	var keys []string
+	if p.cfg.Mode.Keyed() {
+		keys = p.keyColumns(ctx, rec)
+	}
+	_, err = p.evolve(ctx, rerr.writer, keys)
 	if errors.Is(err, codec.ErrIncompatible) {
 		// Not tried again for this schema id while the table's schema
 		// stays: one commit per record of it would follow otherwise.
