@@ -5,10 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +33,40 @@ const (
 	dbzChanges      = 3000
 	dbzSentinel     = 1_000_000_000
 )
+
+// sparkReader runs scripts/read-table-spark.py with scripts/setup-spark.sh's
+// venv and jars.
+type sparkReader struct{ python, jars string }
+
+// setupSpark sets up (or finds cached) Spark's venv and the Iceberg Spark
+// runtime jars.
+func setupSpark(t *testing.T) sparkReader {
+	t.Helper()
+	out, err := exec.Command(filepath.Join("..", "..", "scripts", "setup-spark.sh")).Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		t.Fatalf("scripts/setup-spark.sh: %v\n%s", err, ee.Stderr)
+	}
+	require.NoError(t, err, "scripts/setup-spark.sh")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 2, "setup-spark.sh prints the python and the jars: %s", out)
+	return sparkReader{python: lines[0], jars: lines[1]}
+}
+
+// rows is every row of cols of table ident as Spark reads it, sorted,
+// numbers as JSON's (read-table.py's --rows form).
+func (s sparkReader) rows(t *testing.T, url, ident string, cols ...string) [][]any {
+	t.Helper()
+	cmd := exec.Command(s.python, append([]string{filepath.Join("..", "..", "scripts", "read-table-spark.py"), url, ident}, cols...)...)
+	cmd.Env = append(os.Environ(), "TARN_SPARK_JARS="+s.jars, "TARN_SPARK_RUN_DIR="+t.TempDir(), "SPARK_LOCAL_IP=127.0.0.1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "read-table-spark.py: %s", stderr.String())
+	var got map[string][][]any
+	require.NoError(t, json.Unmarshal(out, &got), "%.2000s", out)
+	return got["spark"]
+}
 
 // dbzBig is a TOASTed body: hex of a SHA-256 chain, which pglz cannot
 // shrink under the 2 kB TOAST threshold, so an update that leaves it
@@ -56,9 +94,10 @@ func dbzBig(seed int) string {
 // Apicurio's AvroConverter through a real registry, on a real broker,
 // materialized by `tarn serve` in mode debezium into two tables (the
 // Avro one with metadata-columns; tarn killed with SIGKILL once while it
-// ingests, and restarted). At the end pyiceberg and DuckDB both read
-// exactly the rows of SELECT * on Postgres in each table. Runs only
-// with TARN_E2E=1.
+// ingests, and restarted). At the end pyiceberg, DuckDB and Spark
+// (iceberg-spark-runtime, scripts/setup-spark.sh) each read exactly the
+// rows of SELECT * on Postgres in each table, compared by key. Runs
+// only with TARN_E2E=1.
 func TestE2EDebezium(t *testing.T) {
 	if os.Getenv("TARN_E2E") != "1" {
 		t.Skip("set TARN_E2E=1 to run PostgreSQL → Debezium (Kafka Connect) → Kafka → tarn serve")
@@ -268,9 +307,42 @@ func TestE2EDebezium(t *testing.T) {
 
 	require.NotNil(t, ast.Upsert)
 	assert.Equal(t, int64(len(wantRows)), ast.Upsert.IndexKeys, "key index keys (avro)")
+	spark := setupSpark(t)
 	for _, tbl := range []string{"crm.customers", "crm.customers_avro"} {
+		// The source's primary key (Debezium's key struct) is the
+		// table's identifier-field-ids, as its metadata says.
+		var lt struct {
+			Metadata struct {
+				CurrentSchemaID int `json:"current-schema-id"`
+				Schemas         []struct {
+					SchemaID    int   `json:"schema-id"`
+					Identifiers []int `json:"identifier-field-ids"`
+					Fields      []struct {
+						ID       int    `json:"id"`
+						Name     string `json:"name"`
+						Required bool   `json:"required"`
+					} `json:"fields"`
+				} `json:"schemas"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(mustCall(t, http.MethodGet, tarn.URL+"/v1/namespaces/crm/tables/"+strings.TrimPrefix(tbl, "crm."), nil, http.StatusOK), &lt))
+		var idents []string
+		for _, sc := range lt.Metadata.Schemas {
+			if sc.SchemaID != lt.Metadata.CurrentSchemaID {
+				continue
+			}
+			for _, id := range sc.Identifiers {
+				for _, f := range sc.Fields {
+					if f.ID == id && f.Required {
+						idents = append(idents, f.Name)
+					}
+				}
+			}
+		}
+		assert.Equal(t, []string{"id"}, idents, "%s: identifier-field-ids (required columns)", tbl)
 		got := readTableRows(t, python, tarn.URL, tbl, "id", "name", "v", "body")
-		for _, engine := range []string{"pyiceberg", "duckdb"} {
+		got["spark"] = spark.rows(t, tarn.URL, tbl, "id", "name", "v", "body")
+		for _, engine := range []string{"pyiceberg", "duckdb", "spark"} {
 			require.Len(t, got[engine], len(wantRows), "%s %s", tbl, engine)
 			for i := range wantRows {
 				if !assert.Equal(t, wantRows[i], got[engine][i], "%s %s row %d", tbl, engine, i) {
@@ -279,6 +351,6 @@ func TestE2EDebezium(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("pyiceberg and DuckDB each read the %d rows of Postgres exactly, in the JSON and the Avro table, after %d snapshot rows and %d changes (truncates applied: %d)",
+	t.Logf("pyiceberg, DuckDB and Spark each read the %d rows of Postgres exactly, in the JSON and the Avro table, after %d snapshot rows and %d changes (truncates applied: %d)",
 		len(wantRows), dbzSnapshotRows, dbzChanges, st.Upsert.Truncates)
 }
