@@ -299,6 +299,9 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc, p.cfg.jsonOptions()...)
 	p.schemas.changes = p.cfg.Mode == ModeDebezium && p.cfg.Envelope != EnvelopeFlattened
 	p.schemas.flattened = p.cfg.Mode == ModeDebezium && p.cfg.Envelope == EnvelopeFlattened
+	if p.cfg.Format.binary() {
+		p.schemas.keyFields = p.cfg.KeyFields
+	}
 	p.unevolvable = map[int]error{}
 	return nil
 }
@@ -615,14 +618,19 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		switch {
 		case p.keyFields == nil:
 			key, rerr, err = p.recordKey(ctx, rec)
-		case ch.Op == connect.OpDelete && ch.Before == nil && p.cfg.Envelope != EnvelopeFlattened:
-			// A delete without its old row (REPLICA IDENTITY NOTHING):
-			// the Kafka key holds the key columns.
+		case ch.Op == connect.OpDelete && ((ch.Before == nil && p.cfg.Envelope != EnvelopeFlattened) || binary):
+			// A delete without its old row (REPLICA IDENTITY NOTHING),
+			// or in Avro (whose before or flattened row is not kept):
+			// the Kafka key, Debezium's key struct, holds the key
+			// columns.
 			if key, rerr, err = p.recordKey(ctx, rec); rerr == nil && err == nil {
 				key, rerr = p.fieldsKey(rec, nil, key)
 			}
 		case ch.Op == connect.OpDelete && p.cfg.Envelope != EnvelopeFlattened:
 			key, rerr = p.fieldsKey(rec, ch.Before, "")
+		case binary:
+			// Avro: the key columns are read from the row once
+			// decoded (below).
 		default:
 			key, rerr = p.fieldsKey(rec, ch.After, "")
 		}
@@ -638,7 +646,8 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		if !binary {
 			payload = ch.After
 		}
-	} else if p.cfg.Mode == ModeUpsert && p.keyFields != nil {
+	} else if p.cfg.Mode == ModeUpsert && p.keyFields != nil && !p.cfg.Format.binary() {
+		// JSON text (json, json-schema, connect-json's payload).
 		if key, rerr = p.fieldsKey(rec, payload, ""); rerr != nil {
 			return rerr, nil
 		}
@@ -655,6 +664,13 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 			return bad(KindMalformed, r.id, err)
 		}
 		return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
+	}
+	if p.keyFields != nil && p.cfg.Format.binary() {
+		// The writer schema requires the key columns (requireKeyFields),
+		// so the row just appended has them.
+		if key, err = p.keyFields.fromBuilder(p.buf.b); err != nil {
+			return nil, fmt.Errorf("%s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
+		}
 	}
 	p.buf.cover(rec.Partition, rec.Offset, p.planned)
 	if p.cfg.Mode.Keyed() {
