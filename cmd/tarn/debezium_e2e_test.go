@@ -87,7 +87,9 @@ func dbzBig(seed int) string {
 // them with TOASTed bodies, then 3,000 random changes — inserts, updates
 // that leave the TOASTed body alone (Debezium sends its placeholder),
 // body updates, deletes (each followed by a tombstone), primary-key
-// changes (which set the body too, see below), multi-row transactions and one TRUNCATE (skipped.operations=none
+// changes (half of them leaving the body alone, whose TOASTed value
+// must follow the row to its new key; one such change for certain at
+// the end), multi-row transactions and one TRUNCATE (skipped.operations=none
 // makes Debezium send it, into a topic with cleanup.policy=delete since
 // a compacted one refuses its null key) — captured by Debezium's Postgres connector in
 // a real Kafka Connect worker twice, with JsonConverter schemas and with
@@ -213,12 +215,15 @@ func TestE2EDebezium(t *testing.T) {
 			run(`DELETE FROM customers WHERE id = $1`, id)
 			drop(id)
 		default: // a primary-key change: Debezium sends a delete, a tombstone, a create
-			// It sets the body too: a TOASTed body it left alone would
-			// reach the new key's create as the placeholder, with no
-			// earlier version of that key to take it from (a documented
-			// limit, docs/upsert.md "TOAST").
+			// Half of them leave the body alone: a TOASTed one reaches
+			// the new key's create as the placeholder, which takes the
+			// old key's value (__debezium.oldkey).
 			id := live[rng.IntN(len(live))]
-			run(`UPDATE customers SET id = $1, name = $2, body = $3 WHERE id = $4`, next, "moved"+strconv.Itoa(i), body(i), id)
+			if rng.IntN(2) == 0 {
+				run(`UPDATE customers SET id = $1, name = $2 WHERE id = $3`, next, "moved"+strconv.Itoa(i), id)
+			} else {
+				run(`UPDATE customers SET id = $1, name = $2, body = $3 WHERE id = $4`, next, "moved"+strconv.Itoa(i), body(i), id)
+			}
 			drop(id)
 			add(next)
 			next++
@@ -249,6 +254,14 @@ func TestE2EDebezium(t *testing.T) {
 		}
 		require.NoError(t, tx.Commit(ctx))
 	}
+	// A primary-key change of a row with a TOASTed body it leaves
+	// alone, for certain (after the TRUNCATE, so the row stays), then an
+	// update of the new key that leaves it alone too: the new key must
+	// end with the body, never the placeholder or null.
+	toasted := next
+	exec1(`INSERT INTO customers VALUES ($1, 'toasted', 0, $2)`, toasted, dbzBig(toasted))
+	exec1(`UPDATE customers SET id = $1, name = 'toasted-moved' WHERE id = $2`, toasted+1, toasted)
+	exec1(`UPDATE customers SET name = 'toasted-moved-again' WHERE id = $1`, toasted+1)
 	exec1(`INSERT INTO customers VALUES ($1, 'sentinel', 0, NULL)`, dbzSentinel)
 
 	// The sentinel's event is the last: once Kafka has it, the topic's
@@ -302,6 +315,10 @@ func TestE2EDebezium(t *testing.T) {
 		wantRows = append(wantRows, r)
 	}
 	require.NoError(t, rows.Err())
+	var toastedBody *string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT body FROM customers WHERE id = $1`, toasted+1).Scan(&toastedBody))
+	require.NotNil(t, toastedBody)
+	require.Equal(t, dbzBig(toasted), *toastedBody, "Postgres moved the TOASTed body with its row")
 	require.NotNil(t, st.Upsert)
 	assert.Equal(t, int64(len(wantRows)), st.Upsert.IndexKeys, "key index keys")
 

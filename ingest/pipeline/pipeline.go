@@ -127,6 +127,11 @@ type Pipeline struct {
 	// keyFields makes the keys of a table keyed by value columns
 	// (Config.KeyFields); nil when the Kafka record key is the key.
 	keyFields *keyFields
+	// carried holds, in mode debezium, the old row (string and binary
+	// columns by name) of each primary-key change whose delete was in a
+	// batch without its create, for the create's TOAST placeholders
+	// (resolveUnavailable); lost on restart.
+	carried map[string]map[string]toastValue
 	// identified is set once the table's identifier-field-ids are
 	// settled for this Run: recorded, or the key names no columns that
 	// can be (ensureIdentifier).
@@ -640,6 +645,7 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		if ch.Op == connect.OpDelete {
 			p.buf.cover(rec.Partition, rec.Offset, p.planned)
 			p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: -1})
+			p.noteMove(rec, -1)
 			return nil, nil
 		}
 		meta = &ch
@@ -675,6 +681,9 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 	p.buf.cover(rec.Partition, rec.Offset, p.planned)
 	if p.cfg.Mode.Keyed() {
 		p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: p.buf.rows})
+		if p.cfg.Mode == ModeDebezium && len(rec.Headers) > 0 {
+			p.noteMove(rec, p.buf.rows)
+		}
 	}
 	p.buf.addKafka(rec, meta)
 	p.held++
@@ -784,7 +793,7 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 		return false, nil
 	}
 	taken := p.buf.bytes
-	changes := p.buf.changes
+	changes, moves := p.buf.changes, p.buf.moves
 	batch, bad := p.buf.take()
 	var plan upsert.Plan
 	if p.cfg.Mode.Keyed() {
@@ -792,7 +801,7 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 			// Before folding: a row's placeholders may take their
 			// values from a row of the batch that folding drops.
 			var terr error
-			if batch.Records, terr = p.resolveUnavailable(ctx, batch.Records, changes); terr != nil {
+			if batch.Records, terr = p.resolveUnavailable(ctx, batch.Records, changes, moves); terr != nil {
 				release(batch.Records)
 				return false, terr
 			}
