@@ -5,10 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +34,40 @@ const (
 	dbzSentinel     = 1_000_000_000
 )
 
+// sparkReader runs scripts/read-table-spark.py with scripts/setup-spark.sh's
+// venv and jars.
+type sparkReader struct{ python, jars string }
+
+// setupSpark sets up (or finds cached) Spark's venv and the Iceberg Spark
+// runtime jars.
+func setupSpark(t *testing.T) sparkReader {
+	t.Helper()
+	out, err := exec.Command(filepath.Join("..", "..", "scripts", "setup-spark.sh")).Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		t.Fatalf("scripts/setup-spark.sh: %v\n%s", err, ee.Stderr)
+	}
+	require.NoError(t, err, "scripts/setup-spark.sh")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 2, "setup-spark.sh prints the python and the jars: %s", out)
+	return sparkReader{python: lines[0], jars: lines[1]}
+}
+
+// rows is every row of cols of table ident as Spark reads it, sorted,
+// numbers as JSON's (read-table.py's --rows form).
+func (s sparkReader) rows(t *testing.T, url, ident string, cols ...string) [][]any {
+	t.Helper()
+	cmd := exec.Command(s.python, append([]string{filepath.Join("..", "..", "scripts", "read-table-spark.py"), url, ident}, cols...)...)
+	cmd.Env = append(os.Environ(), "TARN_SPARK_JARS="+s.jars, "TARN_SPARK_RUN_DIR="+t.TempDir(), "SPARK_LOCAL_IP=127.0.0.1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "read-table-spark.py: %s", stderr.String())
+	var got map[string][][]any
+	require.NoError(t, json.Unmarshal(out, &got), "%.2000s", out)
+	return got["spark"]
+}
+
 // dbzBig is a TOASTed body: hex of a SHA-256 chain, which pglz cannot
 // shrink under the 2 kB TOAST threshold, so an update that leaves it
 // alone sends Debezium's unavailable-value placeholder instead.
@@ -49,16 +87,19 @@ func dbzBig(seed int) string {
 // them with TOASTed bodies, then 3,000 random changes — inserts, updates
 // that leave the TOASTed body alone (Debezium sends its placeholder),
 // body updates, deletes (each followed by a tombstone), primary-key
-// changes (which set the body too, see below), multi-row transactions and one TRUNCATE (skipped.operations=none
+// changes (half of them leaving the body alone, whose TOASTed value
+// must follow the row to its new key; one such change for certain at
+// the end), multi-row transactions and one TRUNCATE (skipped.operations=none
 // makes Debezium send it, into a topic with cleanup.policy=delete since
 // a compacted one refuses its null key) — captured by Debezium's Postgres connector in
 // a real Kafka Connect worker twice, with JsonConverter schemas and with
 // Apicurio's AvroConverter through a real registry, on a real broker,
 // materialized by `tarn serve` in mode debezium into two tables (the
 // Avro one with metadata-columns; tarn killed with SIGKILL once while it
-// ingests, and restarted). At the end pyiceberg and DuckDB both read
-// exactly the rows of SELECT * on Postgres in each table. Runs only
-// with TARN_E2E=1.
+// ingests, and restarted). At the end pyiceberg, DuckDB and Spark
+// (iceberg-spark-runtime, scripts/setup-spark.sh) each read exactly the
+// rows of SELECT * on Postgres in each table, compared by key. Runs
+// only with TARN_E2E=1.
 func TestE2EDebezium(t *testing.T) {
 	if os.Getenv("TARN_E2E") != "1" {
 		t.Skip("set TARN_E2E=1 to run PostgreSQL → Debezium (Kafka Connect) → Kafka → tarn serve")
@@ -174,12 +215,15 @@ func TestE2EDebezium(t *testing.T) {
 			run(`DELETE FROM customers WHERE id = $1`, id)
 			drop(id)
 		default: // a primary-key change: Debezium sends a delete, a tombstone, a create
-			// It sets the body too: a TOASTed body it left alone would
-			// reach the new key's create as the placeholder, with no
-			// earlier version of that key to take it from (a documented
-			// limit, docs/upsert.md "TOAST").
+			// Half of them leave the body alone: a TOASTed one reaches
+			// the new key's create as the placeholder, which takes the
+			// old key's value (__debezium.oldkey).
 			id := live[rng.IntN(len(live))]
-			run(`UPDATE customers SET id = $1, name = $2, body = $3 WHERE id = $4`, next, "moved"+strconv.Itoa(i), body(i), id)
+			if rng.IntN(2) == 0 {
+				run(`UPDATE customers SET id = $1, name = $2 WHERE id = $3`, next, "moved"+strconv.Itoa(i), id)
+			} else {
+				run(`UPDATE customers SET id = $1, name = $2, body = $3 WHERE id = $4`, next, "moved"+strconv.Itoa(i), body(i), id)
+			}
 			drop(id)
 			add(next)
 			next++
@@ -210,6 +254,14 @@ func TestE2EDebezium(t *testing.T) {
 		}
 		require.NoError(t, tx.Commit(ctx))
 	}
+	// A primary-key change of a row with a TOASTed body it leaves
+	// alone, for certain (after the TRUNCATE, so the row stays), then an
+	// update of the new key that leaves it alone too: the new key must
+	// end with the body, never the placeholder or null.
+	toasted := next
+	exec1(`INSERT INTO customers VALUES ($1, 'toasted', 0, $2)`, toasted, dbzBig(toasted))
+	exec1(`UPDATE customers SET id = $1, name = 'toasted-moved' WHERE id = $2`, toasted+1, toasted)
+	exec1(`UPDATE customers SET name = 'toasted-moved-again' WHERE id = $1`, toasted+1)
 	exec1(`INSERT INTO customers VALUES ($1, 'sentinel', 0, NULL)`, dbzSentinel)
 
 	// The sentinel's event is the last: once Kafka has it, the topic's
@@ -263,14 +315,51 @@ func TestE2EDebezium(t *testing.T) {
 		wantRows = append(wantRows, r)
 	}
 	require.NoError(t, rows.Err())
+	var toastedBody *string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT body FROM customers WHERE id = $1`, toasted+1).Scan(&toastedBody))
+	require.NotNil(t, toastedBody)
+	require.Equal(t, dbzBig(toasted), *toastedBody, "Postgres moved the TOASTed body with its row")
 	require.NotNil(t, st.Upsert)
 	assert.Equal(t, int64(len(wantRows)), st.Upsert.IndexKeys, "key index keys")
 
 	require.NotNil(t, ast.Upsert)
 	assert.Equal(t, int64(len(wantRows)), ast.Upsert.IndexKeys, "key index keys (avro)")
+	spark := setupSpark(t)
 	for _, tbl := range []string{"crm.customers", "crm.customers_avro"} {
+		// The source's primary key (Debezium's key struct) is the
+		// table's identifier-field-ids, as its metadata says.
+		var lt struct {
+			Metadata struct {
+				CurrentSchemaID int `json:"current-schema-id"`
+				Schemas         []struct {
+					SchemaID    int   `json:"schema-id"`
+					Identifiers []int `json:"identifier-field-ids"`
+					Fields      []struct {
+						ID       int    `json:"id"`
+						Name     string `json:"name"`
+						Required bool   `json:"required"`
+					} `json:"fields"`
+				} `json:"schemas"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(mustCall(t, http.MethodGet, tarn.URL+"/v1/namespaces/crm/tables/"+strings.TrimPrefix(tbl, "crm."), nil, http.StatusOK), &lt))
+		var idents []string
+		for _, sc := range lt.Metadata.Schemas {
+			if sc.SchemaID != lt.Metadata.CurrentSchemaID {
+				continue
+			}
+			for _, id := range sc.Identifiers {
+				for _, f := range sc.Fields {
+					if f.ID == id && f.Required {
+						idents = append(idents, f.Name)
+					}
+				}
+			}
+		}
+		assert.Equal(t, []string{"id"}, idents, "%s: identifier-field-ids (required columns)", tbl)
 		got := readTableRows(t, python, tarn.URL, tbl, "id", "name", "v", "body")
-		for _, engine := range []string{"pyiceberg", "duckdb"} {
+		got["spark"] = spark.rows(t, tarn.URL, tbl, "id", "name", "v", "body")
+		for _, engine := range []string{"pyiceberg", "duckdb", "spark"} {
 			require.Len(t, got[engine], len(wantRows), "%s %s", tbl, engine)
 			for i := range wantRows {
 				if !assert.Equal(t, wantRows[i], got[engine][i], "%s %s row %d", tbl, engine, i) {
@@ -279,6 +368,6 @@ func TestE2EDebezium(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("pyiceberg and DuckDB each read the %d rows of Postgres exactly, in the JSON and the Avro table, after %d snapshot rows and %d changes (truncates applied: %d)",
+	t.Logf("pyiceberg, DuckDB and Spark each read the %d rows of Postgres exactly, in the JSON and the Avro table, after %d snapshot rows and %d changes (truncates applied: %d)",
 		len(wantRows), dbzSnapshotRows, dbzChanges, st.Upsert.Truncates)
 }

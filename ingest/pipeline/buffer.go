@@ -51,6 +51,9 @@ type buffer struct {
 	// changes are, in upsert mode, the keyed changes in the order read:
 	// one per row, and one per tombstone.
 	changes []upsert.Change
+	// moves are, in mode debezium, the primary-key changes among changes
+	// (Debezium's headers; noteMove).
+	moves pkMoves
 }
 
 // newBuffer returns an empty buffer building records of schema sc, which
@@ -129,7 +132,7 @@ func (u *buffer) take() (sink.Batch, []badRecord) {
 		u.recs = append(u.recs, u.b.NewRecordBatch())
 	}
 	batch, bad := sink.Batch{Records: u.recs, Ranges: maps.Clone(u.ranges)}, u.bad
-	u.recs, u.rows, u.bytes, u.first, u.bad, u.changes = nil, 0, 0, time.Time{}, nil, nil
+	u.recs, u.rows, u.bytes, u.first, u.bad, u.changes, u.moves = nil, 0, 0, time.Time{}, nil, nil, pkMoves{}
 	clear(u.ranges)
 	return batch, bad
 }

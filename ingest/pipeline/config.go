@@ -200,8 +200,9 @@ type Config struct {
 	// instead of the Kafka record key: for a Kafka key that is absent,
 	// or not the key wanted. A record without a value (a tombstone) is
 	// matched through its Kafka key, which must then be an object
-	// holding those columns (Debezium's key struct is). Formats json and
-	// connect-json. nil: the Kafka record key.
+	// holding those columns (Debezium's key struct is). Every format but
+	// raw; in avro and protobuf each writer schema must have the columns
+	// as required fields. nil: the Kafka record key.
 	KeyFields []string
 	// MetadataColumns adds, in mode debezium, the column _debezium
 	// (DebeziumColumn: the change's op, source commit time and
@@ -297,8 +298,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: metadata-columns is for mode debezium only (the _kafka column holds every row's partition and offset)", ErrInvalidConfig)
 	case len(c.KeyFields) > 0 && !c.Mode.Keyed():
 		return fmt.Errorf("%w: key-fields is for modes upsert and debezium", ErrInvalidConfig)
-	case len(c.KeyFields) > 0 && c.Format != FormatJSON && c.Format != FormatConnectJSON:
-		return fmt.Errorf("%w: key-fields reads formats json and connect-json; format %s is not supported yet (docs/upsert.md)", ErrInvalidConfig, c.Format)
+	case len(c.KeyFields) > 0 && c.Format == FormatRaw:
+		return fmt.Errorf("%w: key-fields names value columns; format raw has none", ErrInvalidConfig)
 	case c.Mode == ModeDebezium && c.Truncate != TruncateDelete && c.Truncate != TruncateIgnore:
 		return fmt.Errorf("%w: unknown truncate action %q (delete or ignore)", ErrInvalidConfig, c.Truncate)
 	case c.Mode == ModeDebezium && c.Format != FormatConnectJSON && c.Format != FormatJSON && c.Format != FormatAvro && c.Format != FormatAuto:

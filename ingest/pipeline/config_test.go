@@ -110,8 +110,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "envelope outside debezium", modify: func(c *pipeline.Config) {
 			c.Format, c.Mode, c.Envelope = pipeline.FormatConnectJSON, pipeline.ModeUpsert, pipeline.EnvelopeFlattened
 		}},
-		{name: "key-fields with avro", modify: func(c *pipeline.Config) {
-			c.Format, c.Mode, c.KeyFields = pipeline.FormatAvro, pipeline.ModeUpsert, []string{"id"}
+		{name: "key-fields with raw (no value columns)", modify: func(c *pipeline.Config) {
+			c.Format, c.Mode, c.KeyFields = pipeline.FormatRaw, pipeline.ModeUpsert, []string{"id"}
 		}},
 		{name: "key-fields in append mode", modify: func(c *pipeline.Config) { c.Format, c.KeyFields = pipeline.FormatConnectJSON, []string{"id"} }},
 		{name: "key-fields twice", modify: func(c *pipeline.Config) {

@@ -226,3 +226,52 @@ func TestDebeziumTruncateIgnore(t *testing.T) {
 	assert.EqualValues(t, 0, st.Truncates)
 	assert.Equal(t, map[int64]any{1: "a", 2: "b"}, w.dbzRows(name))
 }
+
+// TestDebeziumPrimaryKeyChangeUnavailable pins the TOAST placeholder of a
+// primary-key change: Debezium sends an UPDATE of the key columns as a
+// delete of the old key (header __debezium.newkey) and a create of the
+// new key (header __debezium.oldkey, the old key's JSON as Kafka
+// Connect's SimpleHeaderConverter writes it) whose TOASTed columns the
+// UPDATE left alone hold the placeholder. The new key had no earlier
+// version, so the column was stored as null; it takes the old key's
+// value instead — the old key's committed row (10 from 1), its version
+// earlier in the batch (40 from 4), or, when the delete committed in an
+// earlier batch than the create, the values carried from that batch (20
+// from 2). A create without the header has no earlier version: null.
+func TestDebeziumPrimaryKeyChangeUnavailable(t *testing.T) {
+	const ph = connect.UnavailableValue
+	const name = "dbz-pk-toast"
+	w := newWorld(t, name)
+	cfg := w.config(name, pipeline.FormatConnectJSON)
+	cfg.Mode = pipeline.ModeDebezium
+	move := func(from, to int) (del, create *kgo.Record) {
+		del = dbzEvent{"d", from, nil}.record(name, true)
+		del.Headers = []kgo.RecordHeader{{Key: "__debezium.newkey", Value: fmt.Appendf(nil, `{"id":%d}`, to)}}
+		create = dbzEvent{"c", to, ph}.record(name, true)
+		create.Headers = []kgo.RecordHeader{{Key: "__debezium.oldkey", Value: fmt.Appendf(nil, `{"id":%d}`, from)}}
+		return del, create
+	}
+	p, stop := w.start(cfg)
+	n := 0
+	produce := func(recs ...*kgo.Record) {
+		t.Helper()
+		require.NoError(t, w.prod.ProduceSync(w.ctx, recs...).FirstErr())
+		n += len(recs)
+		st := w.waitNext(p, int64(n))
+		require.Empty(t, st.Errors)
+	}
+	produce(dbzEvent{"c", 1, "big1"}.record(name, true), dbzEvent{"c", 2, "big2"}.record(name, true), dbzEvent{"c", 3, "big3"}.record(name, true))
+
+	d1, c10 := move(1, 10)
+	d4, c40 := move(4, 40)
+	produce(d1, dbzEvent{"", 1, nil}.record(name, true), c10,
+		dbzEvent{"c", 4, "four"}.record(name, true), d4, c40,
+		dbzEvent{"c", 30, ph}.record(name, true))
+	assert.Equal(t, map[int64]any{2: "big2", 3: "big3", 10: "big1", 40: "four", 30: nil}, w.dbzRows(name))
+
+	d2, c20 := move(2, 20)
+	produce(d2, dbzEvent{"", 2, nil}.record(name, true)) // committed before the create comes
+	produce(c20)
+	require.NoError(t, stop())
+	assert.Equal(t, map[int64]any{3: "big3", 10: "big1", 40: "four", 30: nil, 20: "big2"}, w.dbzRows(name))
+}

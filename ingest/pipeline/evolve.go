@@ -36,6 +36,12 @@ const maxEvolveAttempts = 4
 //     float → double, decimal(P,S) → decimal(P',S) with P' > P;
 //   - a required column whose writer field is optional becomes optional.
 //
+// In a keyed mode, keys names the row's key columns (keyColumns): when
+// the table has no identifier-field-ids yet, the same commit records
+// them there if every one is a required primitive column, or one the
+// writer requires that is added as required to a table without rows
+// (identifier.go).
+//
 // It returns the table's new current schema (or the current one when it
 // already fits, say because another writer evolved it).
 //
@@ -45,7 +51,7 @@ const maxEvolveAttempts = 4
 // does not fit after the evolution; catalog and load errors otherwise,
 // and a wrapped catalog.ErrCommitFailed after maxEvolveAttempts
 // conflicts.
-func (p *Pipeline) evolve(ctx context.Context, writer *iceberg.Schema) (*iceberg.Schema, error) {
+func (p *Pipeline) evolve(ctx context.Context, writer *iceberg.Schema, keys []string) (*iceberg.Schema, error) {
 	var lastErr error
 	for range maxEvolveAttempts {
 		tbl, err := p.deps.Tables.LoadTable(ctx, p.ident)
@@ -61,14 +67,15 @@ func (p *Pipeline) evolve(ctx context.Context, writer *iceberg.Schema) (*iceberg
 		}
 		// Two identical updates: Apply and BuildUpdates each run the
 		// update's operations, which may run only once.
-		evolved, err := schemaUpdate(tbl, writer, cur).Apply()
+		ident := planIdentifier(cur, writer, keys, tableEmpty(tbl))
+		evolved, err := schemaUpdate(tbl, writer, cur, ident, keys).Apply()
 		if err != nil {
 			return nil, &codec.FieldError{Err: fmt.Errorf("%w: %v", codec.ErrIncompatible, err)}
 		}
 		if err := codec.Fits(writer, evolved, callerColumns...); err != nil {
 			return nil, err
 		}
-		updates, reqs, err := schemaUpdate(tbl, writer, cur).BuildUpdates()
+		updates, reqs, err := schemaUpdate(tbl, writer, cur, ident, keys).BuildUpdates()
 		if err != nil {
 			return nil, &codec.FieldError{Err: fmt.Errorf("%w: %v", codec.ErrIncompatible, err)}
 		}
@@ -90,12 +97,52 @@ func (p *Pipeline) evolve(ctx context.Context, writer *iceberg.Schema) (*iceberg
 
 // schemaUpdate is the union of cur (tbl's current schema) and writer by
 // name path, with new writer fields optional, and every required column
-// of cur the writer lacks made optional.
-func schemaUpdate(tbl *table.Table, writer, cur *iceberg.Schema) *table.UpdateSchema {
-	u := table.NewUpdateSchema(tbl.NewTransaction(), true, false).
-		UnionByNameWith(iceberg.NewSchema(0, optionalNew(writer.Fields(), cur.Fields())...))
+// of cur the writer lacks made optional. With ident.ok, the key columns
+// (keys) become the identifier-field-ids, those in ident.add added as
+// required (in the writer's order among the new columns). An identifier
+// column made optional takes the table's identifier-field-ids away: the
+// spec allows only required ones.
+func schemaUpdate(tbl *table.Table, writer, cur *iceberg.Schema, ident identifierPlan, keys []string) *table.UpdateSchema {
+	// Adding a required column is an incompatible change, allowed here
+	// for key columns of a table without rows only (planIdentifier).
+	u := table.NewUpdateSchema(tbl.NewTransaction(), true, ident.ok && len(ident.add) > 0)
+	fields := optionalNew(writer.Fields(), cur.Fields())
+	if !ident.ok || len(ident.add) == 0 {
+		u = u.UnionByNameWith(iceberg.NewSchema(0, fields...))
+	} else {
+		// One union per run of non-key fields, one required add per key
+		// field: each union consults only the current schema, and the
+		// runs are disjoint.
+		var run []iceberg.NestedField
+		for _, f := range fields {
+			if !ident.add[f.Name] {
+				run = append(run, f)
+				continue
+			}
+			if len(run) > 0 {
+				u = u.UnionByNameWith(iceberg.NewSchema(0, run...))
+				run = nil
+			}
+			u = u.AddColumn([]string{f.Name}, f.Type, f.Doc, true, nil)
+		}
+		if len(run) > 0 {
+			u = u.UnionByNameWith(iceberg.NewSchema(0, run...))
+		}
+	}
+	identifiers := map[string]bool{}
+	for _, id := range cur.IdentifierFieldIDs {
+		if name, ok := cur.FindColumnName(id); ok {
+			identifiers[name] = true
+		}
+	}
 	for _, path := range missingRequired(writer.Fields(), cur.Fields(), nil) {
 		u = u.UpdateColumn(path, table.ColumnUpdate{Required: iceberg.Optional[bool]{Valid: true, Val: false}})
+		if identifiers[strings.Join(path, ".")] {
+			u = u.SetIdentifierField(nil)
+		}
+	}
+	if ident.ok {
+		u = u.SetIdentifierField(paths(keys))
 	}
 	return u
 }

@@ -60,6 +60,11 @@ func (f Format) registered() bool {
 	return f == FormatAvro || f == FormatProtobuf || f == FormatJSONSchema || f == FormatAuto
 }
 
+// binary reports whether values of f are not JSON text (Avro,
+// Protobuf): their key columns (Config.KeyFields) are read from the row
+// once decoded, not from the value's text.
+func (f Format) binary() bool { return f == FormatAvro || f == FormatProtobuf }
+
 // formatOf maps a registry schema type to the format reading it.
 func formatOf(t sr.SchemaType) (Format, error) {
 	for f, fm := range formats {

@@ -151,6 +151,41 @@ func (k *keyFields) fromKey(identity string) (string, error) {
 	return k.fromJSON([]byte(identity))
 }
 
+// fromBuilder is the key of the last row appended to b (an Avro or
+// Protobuf row, decoded).
+func (k *keyFields) fromBuilder(b *array.RecordBuilder) (string, error) {
+	vals := make(map[string]string, len(k.names))
+	sc := b.Schema()
+	for _, n := range k.names {
+		idx := sc.FieldIndices(n)
+		if len(idx) != 1 {
+			return "", fmt.Errorf("%w: the table has no column %q", errKeyField, n)
+		}
+		col := b.Field(idx[0])
+		i := col.Len() - 1
+		if i < 0 || col.IsNull(i) {
+			return "", fmt.Errorf("%w: %q is null", errKeyField, n)
+		}
+		switch c := col.(type) {
+		case *array.Int32Builder:
+			vals[n] = strconv.FormatInt(int64(c.Value(i)), 10)
+		case *array.Int64Builder:
+			vals[n] = strconv.FormatInt(c.Value(i), 10)
+		case *array.StringBuilder:
+			q, _ := json.Marshal(c.Value(i))
+			vals[n] = string(q)
+		case *array.LargeStringBuilder:
+			q, _ := json.Marshal(c.Value(i))
+			vals[n] = string(q)
+		case *array.BooleanBuilder:
+			vals[n] = strconv.FormatBool(c.Value(i))
+		default:
+			return "", fmt.Errorf("%w: column %q is %s", errKeyField, n, col.Type())
+		}
+	}
+	return k.encode(vals)
+}
+
 // fromArrow is the key of row i of rec (read back from a data file).
 func (k *keyFields) fromArrow(rec arrow.RecordBatch, i int) (string, error) {
 	vals := make(map[string]string, len(k.names))

@@ -139,6 +139,15 @@ type Pipeline struct {
 	// group is the claims of a shared topic (Deps.Owner); nil when the
 	// pipeline reads every partition.
 	group *group
+	// carried holds, in mode debezium, the old row (string and binary
+	// columns by name) of each primary-key change whose delete was in a
+	// batch without its create, for the create's TOAST placeholders
+	// (resolveUnavailable); lost on restart.
+	carried map[string]map[string]toastValue
+	// identified is set once the table's identifier-field-ids are
+	// settled for this Run: recorded, or the key names no columns that
+	// can be (ensureIdentifier).
+	identified bool
 }
 
 // New returns a pipeline for cfg (defaults applied) in state pending.
@@ -241,7 +250,7 @@ func (p *Pipeline) start(ctx context.Context) error {
 			return fmt.Errorf("table %s: %w: an upsert table must be unpartitioned", p.cfg.Table, ErrTableShape)
 		}
 		// The key index is rebuilt once the source is open (below).
-		p.keys, p.index = newKeyDecoder(p.deps.Registry, p.cfg.Format), nil
+		p.keys, p.index, p.identified = newKeyDecoder(p.deps.Registry, p.cfg.Format), nil, false
 	}
 	p.dlq = &dlqWriter{p: p}
 	if err := p.useSchema(s.Table().Schema()); err != nil {
@@ -316,6 +325,9 @@ func (p *Pipeline) useSchema(sc *iceberg.Schema) error {
 	p.buf, p.schemaID, p.schemas = buf, sc.ID, newSchemas(p.deps.Registry, p.cfg.Format, sc, p.cfg.jsonOptions()...)
 	p.schemas.changes = p.cfg.Mode == ModeDebezium && p.cfg.Envelope != EnvelopeFlattened
 	p.schemas.flattened = p.cfg.Mode == ModeDebezium && p.cfg.Envelope == EnvelopeFlattened
+	if p.cfg.Format.binary() {
+		p.schemas.keyFields = p.cfg.KeyFields
+	}
 	p.unevolvable = map[int]error{}
 	return nil
 }
@@ -506,6 +518,11 @@ func (p *Pipeline) process(ctx context.Context, recs []*kgo.Record) error {
 // re-seeked the source (the caller drops the rest of the poll); other
 // errors end Run.
 func (p *Pipeline) take(ctx context.Context, rec *kgo.Record) (reseeked bool, err error) {
+	if p.cfg.Mode.Keyed() && !p.identified {
+		if reseeked, err := p.ensureIdentifier(ctx, rec); err != nil || reseeked {
+			return reseeked, err
+		}
+	}
 	rerr, err := p.decode(ctx, rec)
 	if err != nil {
 		return false, err
@@ -637,14 +654,19 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		switch {
 		case p.keyFields == nil:
 			key, rerr, err = p.recordKey(ctx, rec)
-		case ch.Op == connect.OpDelete && ch.Before == nil && p.cfg.Envelope != EnvelopeFlattened:
-			// A delete without its old row (REPLICA IDENTITY NOTHING):
-			// the Kafka key holds the key columns.
+		case ch.Op == connect.OpDelete && ((ch.Before == nil && p.cfg.Envelope != EnvelopeFlattened) || binary):
+			// A delete without its old row (REPLICA IDENTITY NOTHING),
+			// or in Avro (whose before or flattened row is not kept):
+			// the Kafka key, Debezium's key struct, holds the key
+			// columns.
 			if key, rerr, err = p.recordKey(ctx, rec); rerr == nil && err == nil {
 				key, rerr = p.fieldsKey(rec, nil, key)
 			}
 		case ch.Op == connect.OpDelete && p.cfg.Envelope != EnvelopeFlattened:
 			key, rerr = p.fieldsKey(rec, ch.Before, "")
+		case binary:
+			// Avro: the key columns are read from the row once
+			// decoded (below).
 		default:
 			key, rerr = p.fieldsKey(rec, ch.After, "")
 		}
@@ -654,13 +676,15 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		if ch.Op == connect.OpDelete {
 			p.buf.cover(rec.Partition, rec.Offset, p.planned)
 			p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: -1})
+			p.noteMove(rec, -1)
 			return nil, nil
 		}
 		meta = &ch
 		if !binary {
 			payload = ch.After
 		}
-	} else if p.cfg.Mode == ModeUpsert && p.keyFields != nil {
+	} else if p.cfg.Mode == ModeUpsert && p.keyFields != nil && !p.cfg.Format.binary() {
+		// JSON text (json, json-schema, connect-json's payload).
 		if key, rerr = p.fieldsKey(rec, payload, ""); rerr != nil {
 			return rerr, nil
 		}
@@ -678,9 +702,19 @@ func (p *Pipeline) decode(ctx context.Context, rec *kgo.Record) (rerr *RecordErr
 		}
 		return nil, fmt.Errorf("decode %s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
 	}
+	if p.keyFields != nil && p.cfg.Format.binary() {
+		// The writer schema requires the key columns (requireKeyFields),
+		// so the row just appended has them.
+		if key, err = p.keyFields.fromBuilder(p.buf.b); err != nil {
+			return nil, fmt.Errorf("%s partition %d offset %d: %w", p.cfg.Topic, rec.Partition, rec.Offset, err)
+		}
+	}
 	p.buf.cover(rec.Partition, rec.Offset, p.planned)
 	if p.cfg.Mode.Keyed() {
 		p.buf.changes = append(p.buf.changes, upsert.Change{Key: key, Row: p.buf.rows})
+		if p.cfg.Mode == ModeDebezium && len(rec.Headers) > 0 {
+			p.noteMove(rec, p.buf.rows)
+		}
 	}
 	p.buf.addKafka(rec, meta)
 	p.held++
@@ -730,7 +764,11 @@ func (p *Pipeline) evolveFor(ctx context.Context, rec *kgo.Record, rerr *RecordE
 	if reseeked, err := p.flush(ctx); err != nil || reseeked {
 		return reseeked, nil, err
 	}
-	_, err = p.evolve(ctx, rerr.writer)
+	var keys []string
+	if p.cfg.Mode.Keyed() {
+		keys = p.keyColumns(ctx, rec)
+	}
+	_, err = p.evolve(ctx, rerr.writer, keys)
 	if errors.Is(err, codec.ErrIncompatible) {
 		// Not tried again for this schema id while the table's schema
 		// stays: one commit per record of it would follow otherwise.
@@ -786,7 +824,7 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 		return false, nil
 	}
 	taken := p.buf.bytes
-	changes := p.buf.changes
+	changes, moves := p.buf.changes, p.buf.moves
 	batch, bad := p.buf.take()
 	var plan upsert.Plan
 	if p.cfg.Mode.Keyed() {
@@ -794,7 +832,7 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 			// Before folding: a row's placeholders may take their
 			// values from a row of the batch that folding drops.
 			var terr error
-			if batch.Records, terr = p.resolveUnavailable(ctx, batch.Records, changes); terr != nil {
+			if batch.Records, terr = p.resolveUnavailable(ctx, batch.Records, changes, moves); terr != nil {
 				release(batch.Records)
 				return false, terr
 			}

@@ -55,6 +55,9 @@ type schemas struct {
 	// flattened is set in mode debezium with EnvelopeFlattened: an Avro
 	// value's __deleted and __op are read before its row.
 	flattened bool
+	// keyFields names, for a binary format (Format.binary) keyed by value
+	// columns, the key columns every writer schema must require.
+	keyFields []string
 	// static is the verdict for every value of a schemaless format.
 	static *resolved
 	// last and lastKey are the verdict found for the previous value:
@@ -237,6 +240,9 @@ func (s *schemas) verdict(id int, c compiled) *resolved {
 	if c.writerFor != nil {
 		writer = c.writerFor(s.target)
 	}
+	if err := requireKeyFields(writer, s.keyFields); err != nil {
+		return &resolved{id: id, kind: KindUnsupportedSchema, err: fmt.Errorf("%s: %w", describe(id), err)}
+	}
 	dec, err := c.decoder(s.target)
 	switch {
 	case err == nil:
@@ -247,6 +253,26 @@ func (s *schemas) verdict(id int, c compiled) *resolved {
 	default:
 		return &resolved{id: id, writer: writer, kind: KindUnsupportedSchema, err: fmt.Errorf("%s: %w", describe(id), err)}
 	}
+}
+
+// requireKeyFields checks that writer has each key column (names) as a
+// required top-level field of a key type (int, long, string or
+// boolean): an Avro or Protobuf row's key is read once the row is
+// decoded, when it can no longer be refused, so a writer that could
+// leave it null is refused as a whole.
+func requireKeyFields(writer *iceberg.Schema, names []string) error {
+	if writer == nil || len(names) == 0 {
+		return nil
+	}
+	if err := checkKeyFields(writer, names, false); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if f, _ := writer.FindFieldByName(n); !f.Required {
+			return fmt.Errorf("key-fields: field %q is optional in the writer schema; a key column must be required (not a union with null, not a field with explicit presence)", n)
+		}
+	}
+	return nil
 }
 
 func describe(id int) string {
