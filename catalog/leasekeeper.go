@@ -107,6 +107,19 @@ func (k *LeaseKeeper) Holds(name string) bool {
 	return h != nil && h.ctx.Err() == nil
 }
 
+// Held is the number of leases this keeper holds.
+func (k *LeaseKeeper) Held() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for _, h := range k.held {
+		if h.ctx.Err() == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // hold returns name's held lease, taking it when this keeper does not
 // hold it (or lost it).
 func (k *LeaseKeeper) hold(ctx context.Context, name string) (*heldLease, Lease, bool, error) {
