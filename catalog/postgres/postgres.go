@@ -332,3 +332,13 @@ func sqlLimit(n int64) any {
 func (s *Store) Ping(ctx context.Context) error {
 	return s.pool.Ping(ctx)
 }
+
+// Empty reports whether the store holds no namespace, pointer,
+// Idempotency-Key response or record: a database `tarn migrate` may
+// copy a bbolt file into.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	var any bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tarn_namespaces) OR EXISTS (SELECT 1 FROM tarn_pointers)
+		OR EXISTS (SELECT 1 FROM tarn_idempotency) OR EXISTS (SELECT 1 FROM tarn_records)`).Scan(&any)
+	return !any, err
+}

@@ -180,7 +180,7 @@ func (cfg serveConfig) validate() error {
 	if err := cfg.maintenanceConfig().Validate(); err != nil {
 		return fmt.Errorf("--maintenance-interval, --maintenance-concurrency: %w", err)
 	}
-	if cfg.leaseTTL < minLeaseTTL {
+	if cfg.leaseTTL != 0 && cfg.leaseTTL < minLeaseTTL { // 0 (tarn demo): the default
 		return fmt.Errorf("--lease-ttl must be at least %s, got %s", minLeaseTTL, cfg.leaseTTL)
 	}
 	if cfg.deltaCheckpointInterval < 0 {
