@@ -82,15 +82,7 @@ func TestMigrateBoltToPostgresE2E(t *testing.T) {
 	code, body = bc.call(root, http.MethodPut, "/management/v1/principals/etl/roles/readers", nil)
 	require.Equal(t, http.StatusNoContent, code, "%s", body)
 	etl := bc.token("etl", created.Secret)
-	location := func(c replicaClient) string {
-		code, body := c.call(etl, http.MethodGet, "/v1/namespaces/demo/tables/flights", nil)
-		require.Equal(t, http.StatusOK, code, "%s", body)
-		var res struct {
-			MetadataLocation string `json:"metadata-location"`
-		}
-		require.NoError(t, json.Unmarshal(body, &res))
-		return res.MetadataLocation
-	}
+	location := func(c replicaClient) string { return c.metadataLocation(etl, "/v1/namespaces/demo/tables/flights") }
 	before := location(bc)
 
 	// The bolt file is held by the running tarn: refused, nothing copied.
