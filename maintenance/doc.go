@@ -54,6 +54,11 @@
 //
 // # Concurrency
 //
+// With Deps.Leases (several replicas on one store) a table is
+// maintained only by the replica holding its lease (LeaseName), which
+// keeps it until it stops or the lease lapses; a job's context ends
+// with the lease.
+//
 // At most Concurrency tables at once; on one table one job at a time
 // (a per-table run lock shared by passes and runs on request). Lock
 // order: a table's run lock, then Scheduler.mu, which is never held across

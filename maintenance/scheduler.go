@@ -74,7 +74,18 @@ type Deps struct {
 	// delta.Publisher.KeepFiles). An error fails the job before it
 	// deletes anything.
 	Keep func(ctx context.Context, id catalog.Ident) (func(path string) bool, error)
+	// Leases, when set, makes a table's maintenance run on one replica
+	// of those sharing the store: a pass maintains only the tables whose
+	// lease (LeaseName) this replica holds or takes, and keeps it (a
+	// table stays on its replica until that one stops or dies; then
+	// another takes it once the lease lapsed); a job's context ends when
+	// the lease is lost. nil: every table is this process's (one
+	// process on its own store).
+	Leases *catalog.LeaseKeeper
 }
+
+// LeaseName is the name of table id's maintenance lease.
+func LeaseName(id catalog.Ident) string { return "maintenance/" + catalog.FormatIdent(id) }
 
 // Scheduler runs the maintenance jobs over the catalog's tables: one pass
 // per Interval, at most Concurrency tables at a time, each table's jobs in
@@ -228,7 +239,7 @@ func (s *Scheduler) Pass(ctx context.Context) error {
 			defer func() { <-sem; wg.Done() }()
 			// A job's panic is its failure (runJob); one elsewhere on
 			// the way is logged here and ends only this table's turn.
-			s.m.panics.Run(s.log, "maintenance of "+catalog.FormatIdent(id), func() { _, _ = s.runTable(ctx, id, nil, false) })
+			s.m.panics.Run(s.log, "maintenance of "+catalog.FormatIdent(id), func() { _, _ = s.leased(ctx, id, nil, false) })
 		}()
 	}
 	wg.Wait()
@@ -256,7 +267,32 @@ func (s *Scheduler) RunJobs(ctx context.Context, id catalog.Ident, jobs []string
 	if _, err := s.deps.Catalog.TableWarehouse(ctx, id); err != nil {
 		return nil, err
 	}
-	return s.runTable(ctx, id, jobs, true)
+	return s.leased(ctx, id, jobs, true)
+}
+
+// leased is runTable under the table's lease (Deps.Leases). A table
+// whose lease another replica holds is that replica's: a pass skips it
+// (nil, nil) and a run on request fails with catalog.ErrLeaseHeld
+// naming the holder, where it can be run.
+func (s *Scheduler) leased(ctx context.Context, id catalog.Ident, jobs []string, force bool) ([]Result, error) {
+	if s.deps.Leases == nil {
+		return s.runTable(ctx, id, jobs, force)
+	}
+	var results []Result
+	l, ran, err := s.deps.Leases.Do(ctx, LeaseName(id), true, func(ctx context.Context, _ catalog.Lease) error {
+		var err error
+		results, err = s.runTable(ctx, id, jobs, force)
+		return err
+	})
+	switch {
+	case err != nil:
+		return results, err
+	case !ran && force:
+		return nil, catalog.Errorf(catalog.ErrLeaseHeld, "maintenance of table %s runs on replica %s (lease epoch %d): run it there", catalog.FormatIdent(id), l.Holder, l.Epoch)
+	case !ran:
+		s.log.Debug("maintenance: table held by another replica", "table", catalog.FormatIdent(id), "holder", l.Holder)
+	}
+	return results, nil
 }
 
 // runTable runs jobs on id (nil: every due job of an enabled table).
@@ -469,6 +505,12 @@ func (s *Scheduler) forgetUnlisted(listed []catalog.Ident, before uint64) {
 		delete(s.runLocks, key)
 		delete(s.tables, key)
 		s.m.forget(key)
+		if s.deps.Leases != nil {
+			// The table is gone: its lease goes too (never held across
+			// a job: its users are 0). Released off the lock: a store call.
+			name := "maintenance/" + key
+			go s.deps.Leases.Release(context.Background(), name)
+		}
 	}
 }
 

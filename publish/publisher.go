@@ -55,7 +55,19 @@ type Deps struct {
 	Now func() time.Time
 	// ResyncInterval; DefaultResyncInterval when 0.
 	ResyncInterval time.Duration
+	// Leases, when set, makes each publish of a table to a target run
+	// under their lease (LeaseName), so that replicas sharing the store
+	// never publish one table to one target at once: the replica that
+	// noticed a commit takes the lease, reads the stored record again
+	// (another replica may have published since), publishes and releases
+	// it. A table whose lease another replica holds is retried here
+	// after minBackoff (that replica may be publishing an older head).
+	// nil: this process is the only publisher.
+	Leases *catalog.LeaseKeeper
 }
+
+// LeaseName is the name of the lease of publishing table id to target.
+func LeaseName(target string, id catalog.Ident) string { return "publish/" + recordKey(target, id) }
 
 // Publisher pushes the pointer of every covered table to every target
 // after each commit. One worker per target follows the catalog's commits
@@ -427,10 +439,48 @@ func (w *worker) rename(ctx context.Context, from, to catalog.Ident) {
 	w.mu.Unlock()
 }
 
-// publishTable publishes id's head to the target, or follows its drop;
-// force publishes even when the record says the target is current (a
-// sync on request). It records the outcome in the table's state.
+// publishTable is publishTableLocked under the table's lease for the
+// target (Deps.Leases), with the record read again from the store once
+// the lease is held. A table another replica holds is retried after
+// minBackoff; force (a sync on request) fails instead, with
+// catalog.ErrLeaseHeld.
 func (w *worker) publishTable(ctx context.Context, id catalog.Ident, force bool) error {
+	if w.p.deps.Leases == nil {
+		return w.publishTableLocked(ctx, id, force)
+	}
+	l, ran, err := w.p.deps.Leases.Do(ctx, LeaseName(w.cfg.Name, id), false, func(ctx context.Context, _ catalog.Lease) error {
+		rec, err := getRecord(ctx, w.p.deps.Store, w.cfg.Name, id)
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.stateLocked(id).rec = rec
+		w.mu.Unlock()
+		return w.publishTableLocked(ctx, id, force)
+	})
+	switch {
+	case ran:
+		return err
+	case err != nil: // the lease store failed: retried like a failed publish
+		w.mu.Lock()
+		st := w.stateLocked(id)
+		w.mu.Unlock()
+		w.failed(st, err)
+		return err
+	case force:
+		return catalog.Errorf(catalog.ErrLeaseHeld, "table %s is being published to %s by replica %s: try again", catalog.FormatIdent(id), w.cfg.Name, l.Holder)
+	}
+	w.mu.Lock()
+	w.stateLocked(id).retryAt = w.p.deps.Now().Add(minBackoff)
+	w.dirty[tableKey(id)] = id
+	w.mu.Unlock()
+	return nil
+}
+
+// publishTableLocked publishes id's head to the target, or follows its
+// drop; force publishes even when the record says the target is current
+// (a sync on request). It records the outcome in the table's state.
+func (w *worker) publishTableLocked(ctx context.Context, id catalog.Ident, force bool) error {
 	w.pub.Lock()
 	defer w.pub.Unlock()
 	tbl, err := w.p.deps.Tables.LoadTable(ctx, id)

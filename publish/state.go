@@ -18,6 +18,9 @@ import (
 type Store interface {
 	// PutRecord stores value under key in collection, replacing any.
 	PutRecord(ctx context.Context, collection, key string, value []byte) error
+	// GetRecord returns the value of key in collection; ok is false when
+	// there is none.
+	GetRecord(ctx context.Context, collection, key string) (value []byte, ok bool, err error)
 	// ListRecords returns every record of collection, by key.
 	ListRecords(ctx context.Context, collection string) (map[string][]byte, error)
 	// DeleteRecord removes key from collection (a missing key is no error).
@@ -89,6 +92,22 @@ func deleteRecord(ctx context.Context, s Store, target string, id catalog.Ident)
 		return fmt.Errorf("delete publish record of %s for %s: %w", id, target, err)
 	}
 	return nil
+}
+
+// getRecord returns the stored record of target and id, nil when none.
+func getRecord(ctx context.Context, s Store, target string, id catalog.Ident) (*Record, error) {
+	b, ok, err := s.GetRecord(ctx, collection, recordKey(target, id))
+	if err != nil {
+		return nil, fmt.Errorf("load publish record of %s for %s: %w", id, target, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("load publish record of %s for %s: corrupt: %w", id, target, err)
+	}
+	return &r, nil
 }
 
 // loadRecords returns every stored record, by target and then by table

@@ -8,6 +8,7 @@
 //	tarn_locations    (dir, ns, name): the location index (locations.go)
 //	tarn_idempotency  key -> stored response (idempotency.go)
 //	tarn_records      (collection, key) -> opaque value (records.go)
+//	tarn_leases       name -> holder, epoch, expires_at (leases.go)
 //	tarn_schema_migrations  golang-migrate's version row
 //
 // where ns is the namespace levels joined by U+001F, as in catalog/bolt.
@@ -49,7 +50,7 @@ var migrations embed.FS
 // SchemaVersion is the newest schema version this build knows (the
 // highest migrations/NNNN_*.up.sql). Open migrates an older database up to
 // it and refuses a newer one.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // MigrationsTable is golang-migrate's version table, prefixed like Tarn's
 // own tables so that it cannot clash with the application's.
@@ -78,6 +79,7 @@ var (
 	_ catalog.IdempotencyStore = (*Store)(nil)
 	_ catalog.RecordStore      = (*Store)(nil)
 	_ catalog.Pinger           = (*Store)(nil)
+	_ catalog.Leases           = (*Store)(nil)
 )
 
 // Open connects to the database of url (a libpq URL or key=value string,
@@ -329,4 +331,14 @@ func sqlLimit(n int64) any {
 // (catalog.Pinger, for /readyz). Errors: the connection's.
 func (s *Store) Ping(ctx context.Context) error {
 	return s.pool.Ping(ctx)
+}
+
+// Empty reports whether the store holds no namespace, pointer,
+// Idempotency-Key response or record: a database `tarn migrate` may
+// copy a bbolt file into.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	var any bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tarn_namespaces) OR EXISTS (SELECT 1 FROM tarn_pointers)
+		OR EXISTS (SELECT 1 FROM tarn_idempotency) OR EXISTS (SELECT 1 FROM tarn_records)`).Scan(&any)
+	return !any, err
 }

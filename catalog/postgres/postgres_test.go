@@ -55,6 +55,9 @@ func TestPostgresE2E(t *testing.T) {
 	t.Run("StoreSuite", func(t *testing.T) {
 		storetest.Run(t, func(t *testing.T) catalog.Store { return open(t, d.schema(t)) })
 	})
+	t.Run("Leases", func(t *testing.T) {
+		storetest.RunLeases(t, func(t *testing.T) catalog.Leases { return open(t, d.schema(t)) })
+	})
 	t.Run("DataSurvivesReopen", func(t *testing.T) { testReopen(t, d) })
 	t.Run("SchemaVersion", func(t *testing.T) { testSchemaVersion(t, d) })
 	t.Run("ConcurrentOpenMigratesOnce", func(t *testing.T) { testConcurrentOpen(t, d) })

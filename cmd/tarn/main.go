@@ -50,7 +50,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newDemoCmd(), newTopicsCmd(), newProduceCmd(), newPrincipalsCmd(), newRolesCmd(), newGrantsCmd(), newMaintenanceCmd(), newFormatsCmd(), newPublishCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newDemoCmd(), newTopicsCmd(), newProduceCmd(), newPrincipalsCmd(), newRolesCmd(), newGrantsCmd(), newMaintenanceCmd(), newFormatsCmd(), newPublishCmd(), newMigrateCmd(), newVersionCmd())
 	return root
 }
 

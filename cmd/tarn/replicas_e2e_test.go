@@ -74,6 +74,19 @@ func (c replicaClient) token(id, secret string) string {
 	return tr.AccessToken
 }
 
+// metadataLocation loads the table at path with tok and returns its
+// metadata location.
+func (c replicaClient) metadataLocation(tok, path string) string {
+	c.t.Helper()
+	code, body := c.call(tok, http.MethodGet, path, nil)
+	require.Equal(c.t, http.StatusOK, code, "%s", body)
+	var res struct {
+		MetadataLocation string `json:"metadata-location"`
+	}
+	require.NoError(c.t, json.Unmarshal(body, &res))
+	return res.MetadataLocation
+}
+
 // metric returns the value of an unlabelled counter on the replica's /metrics.
 func (c replicaClient) metric(tok, name string) float64 {
 	c.t.Helper()
@@ -185,15 +198,7 @@ func TestServeReplicasShareStateE2E(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &committed))
 
 	// Read-after-write across replicas, and B's metadata cache.
-	loadLocation := func(c replicaClient) string {
-		code, body := c.call(root, http.MethodGet, "/v1/namespaces/lab/tables/ctas", nil)
-		require.Equal(t, http.StatusOK, code, "%s", body)
-		var res struct {
-			MetadataLocation string `json:"metadata-location"`
-		}
-		require.NoError(t, json.Unmarshal(body, &res))
-		return res.MetadataLocation
-	}
+	loadLocation := func(c replicaClient) string { return c.metadataLocation(root, "/v1/namespaces/lab/tables/ctas") }
 	assert.Equal(t, committed.MetadataLocation, loadLocation(a))
 	code, body = a.call(root, http.MethodPost, "/v1/namespaces/lab/tables/ctas",
 		map[string]any{"requirements": []any{}, "updates": []any{map[string]any{"action": "set-properties", "updates": map[string]string{"k": "from-a"}}}})

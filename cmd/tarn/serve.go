@@ -68,6 +68,10 @@ type serveConfig struct {
 	// publish are the catalogs table pointers are pushed to.
 	publish publishList
 	auth    authConfig
+	// replicaID names this replica in metrics, logs and leases (""
+	// host:port); leaseTTL is how long its leases outlive it.
+	replicaID string
+	leaseTTL  time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -111,6 +115,8 @@ the environment, which wins over the file.`,
 	f.IntVar(&cfg.deltaCheckpointInterval, "delta-checkpoint-interval", delta.DefaultCheckpointInterval, "Delta log versions between two checkpoints (a table's tarn.delta.checkpoint-interval wins)")
 	f.Var(&cfg.publish, "publish", `catalogs to publish tables to: a JSON (or YAML in the config file) list of {"name", "type": "glue", "unity" or "iceberg-rest", "namespaces", "drop", and glue's "region", "endpoint", "catalog-id", "role-arn", unity's "uri", "token", "catalog" (Delta tables only) or iceberg-rest's "uri", "credential", "warehouse", "scope"} (docs/publish.md)`)
 	cfg.auth.register(f)
+	f.StringVar(&cfg.replicaID, "replica-id", "", "name of this replica in metrics (tarn_replica_info), logs and leases (default host:port)")
+	f.DurationVar(&cfg.leaseTTL, "lease-ttl", catalog.DefaultLeaseTTL, "how long a table's maintenance and publishing stay with a replica that stopped renewing its leases (died, or lost the store) before another takes them over")
 	return cmd
 }
 
@@ -175,6 +181,9 @@ func (cfg serveConfig) validate() error {
 	}
 	if err := cfg.maintenanceConfig().Validate(); err != nil {
 		return fmt.Errorf("--maintenance-interval, --maintenance-concurrency: %w", err)
+	}
+	if cfg.leaseTTL != 0 && cfg.leaseTTL < minLeaseTTL { // 0 (tarn demo): the default
+		return fmt.Errorf("--lease-ttl must be at least %s, got %s", minLeaseTTL, cfg.leaseTTL)
 	}
 	if cfg.deltaCheckpointInterval < 0 {
 		return fmt.Errorf("--delta-checkpoint-interval must be at least 1 (0: the default, %d), got %d", delta.DefaultCheckpointInterval, cfg.deltaCheckpointInterval)
@@ -254,8 +263,12 @@ type catalogServer struct {
 	maint     *maintenance.Scheduler
 	delta     *delta.Publisher
 	publish   *publish.Publisher
-	srv       *server.Server
-	l         net.Listener
+	// replica is --replica-id or its default; leases holds this
+	// replica's leases (maintenance and publishing), over the store.
+	replica string
+	leases  *catalog.LeaseKeeper
+	srv     *server.Server
+	l       net.Listener
 	// authMode and tls are logged at start.
 	authMode string
 	tls      bool
@@ -296,12 +309,33 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		return nil, err
 	}
 	wh := whs[0] // the default
+	// The listener is bound first: the replica's default id names its port.
+	l, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return nil, err
+	}
+	bound := false
+	defer func() {
+		if !bound {
+			_ = l.Close()
+		}
+	}()
 	store, err := openStore(context.Background(), cfg.store, dataDir)
 	if err != nil {
 		if isPostgresURL(cfg.store) {
 			return nil, err // it names the store's URL
 		}
 		return nil, dataDirError(cfg.dataDir, err)
+	}
+	replica := replicaID(cfg.replicaID, l)
+	keeper := catalog.NewLeaseKeeper(storeLeases(store), leaseHolder(replica), cfg.leaseTTL, log)
+	storeKind := storeBolt
+	if isPostgresURL(cfg.store) {
+		storeKind = "postgres"
+	}
+	if err := registerReplicaInfo(prometheus.DefaultRegisterer, replica, storeKind, keeper); err != nil {
+		store.Close()
+		return nil, err
 	}
 	// Every package registers its metrics on the default registerer
 	// (beside Go's runtime and process collectors), which /metrics serves.
@@ -324,7 +358,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	// which tables topics own (only from its workers, never on a
 	// commit's goroutine).
 	var mgr *topics.Manager
-	pubs, err := newPublisher(cfg, cat, store, log, func(id catalog.Ident) bool { _, _, ok := mgr.Owner(id); return ok })
+	pubs, err := newPublisher(cfg, cat, store, log, func(id catalog.Ident) bool { _, _, ok := mgr.Owner(id); return ok }, keeper)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -341,7 +375,8 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		store.Close()
 		return nil, err
 	}
-	c := &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, storeName: storeName(cfg.store), cat: cat, topics: mgr, delta: pub, publish: pubs}
+	c := &catalogServer{log: log, dataDir: dataDir, wh: wh, store: store, storeName: storeName(cfg.store), cat: cat, topics: mgr, delta: pub, publish: pubs,
+		replica: replica, leases: keeper}
 	if err := mgr.Start(context.Background()); err != nil {
 		c.close()
 		return nil, err
@@ -352,7 +387,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 	var tm server.TopicManager = mgr
 	c.maint, err = maintenance.New(cfg.maintenanceConfig(), maintenance.Deps{Catalog: cat, Logger: log,
 		Metrics: prometheus.DefaultRegisterer, Owned: func(id catalog.Ident) bool { _, _, ok := mgr.Owner(id); return ok },
-		Keep: pub.KeepFiles})
+		Keep: pub.KeepFiles, Leases: keeper})
 	if err != nil {
 		c.close()
 		return nil, err
@@ -370,10 +405,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 		scfg.Publish = pubs
 	}
 	c.srv = server.New(cat, scfg)
-	if c.l, err = net.Listen("tcp", cfg.listen); err != nil {
-		c.close()
-		return nil, err
-	}
+	bound, c.l = true, l
 	if c.l, err = cfg.auth.listener(c.l); err != nil {
 		c.close()
 		return nil, err
@@ -385,7 +417,7 @@ func openCatalog(cfg serveConfig, ing ingestDeps) (*catalogServer, error) {
 // newPublisher builds the catalog publisher of cfg.publish (with no
 // targets it publishes nothing). Errors: a target's client cannot be
 // configured (the AWS configuration).
-func newPublisher(cfg serveConfig, cat *catalog.Catalog, store catalogStore, log *slog.Logger, owned func(catalog.Ident) bool) (*publish.Publisher, error) {
+func newPublisher(cfg serveConfig, cat *catalog.Catalog, store catalogStore, log *slog.Logger, owned func(catalog.Ident) bool, leases *catalog.LeaseKeeper) (*publish.Publisher, error) {
 	var targets []publish.Targeted
 	for _, tc := range cfg.publish.targets {
 		t, err := publish.NewTarget(context.Background(), tc)
@@ -399,7 +431,7 @@ func newPublisher(cfg serveConfig, cat *catalog.Catalog, store catalogStore, log
 		}
 	}
 	return publish.New(targets, publish.Deps{Tables: delta.CatalogTables(cat), Store: store, Owned: owned,
-		Logger: log, Metrics: prometheus.DefaultRegisterer})
+		Logger: log, Metrics: prometheus.DefaultRegisterer, Leases: leases})
 }
 
 // dataDirError names --data-dir as the user gave it (not only the derived
@@ -424,10 +456,15 @@ func (c *catalogServer) serve(ctx context.Context) error {
 	if c.topics.Configured() {
 		ingest = "on"
 	}
-	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "data_dir", c.dataDir, "store", c.storeName, "warehouse", c.wh.Location, "ingest", ingest, "auth", c.authMode, "tls", c.tls)
+	c.log.Info("tarn serving", "version", buildVersion(), "address", c.l.Addr().String(), "replica", c.replica, "lease_holder", c.leases.Holder(), "data_dir", c.dataDir, "store", c.storeName, "warehouse", c.wh.Location, "ingest", ingest, "auth", c.authMode, "tls", c.tls)
 	if c.authMode == authOAuth2 && !c.tls && !isLoopback(c.l.Addr().String()) {
 		c.log.Warn("oauth2 without TLS on a non-loopback address: client secrets and tokens cross the network in clear text; serve with --tls-cert/--tls-key or behind a TLS-terminating proxy", "address", c.l.Addr().String())
 	}
+	// The leases are renewed until maintenance and publishing stopped,
+	// then released, so another replica takes their tables over at once.
+	lctx, stopLeases := context.WithCancel(context.Background())
+	leasesDone := make(chan struct{})
+	go func() { defer close(leasesDone); c.leases.Run(lctx) }()
 	mctx, stopMaint := context.WithCancel(ctx)
 	maintDone := make(chan struct{})
 	go func() { defer close(maintDone); c.maint.Run(mctx) }()
@@ -453,6 +490,8 @@ func (c *catalogServer) serve(ctx context.Context) error {
 	<-deltaDone
 	stopPublish()
 	<-publishDone
+	stopLeases()
+	<-leasesDone
 	c.stopIngest()
 	c.log.Info("tarn stopped")
 	if errors.Is(err, context.Canceled) {
