@@ -39,6 +39,7 @@ func (s *Server) managementRoutes(g *echo.Group) {
 	g.PATCH("/topics/:topic", s.updateTopic, idem)
 	g.DELETE("/topics/:topic", s.disableTopic, idem)
 	g.POST("/topics/:topic/resume", s.resumeTopic, idem)
+	g.GET("/topics/:topic/dead-letters", s.topicDeadLetters)
 }
 
 // topicManager returns the manager, or 503 when serve runs without one.

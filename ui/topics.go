@@ -19,6 +19,13 @@ type listTopicsResponse struct {
 	Topics []topics.Status `json:"topics"`
 }
 
+// deadLettersResponse is the body of GET
+// /management/v1/topics/{topic}/dead-letters (server's
+// DeadLettersResponse).
+type deadLettersResponse struct {
+	Records []pipeline.DeadLetter `json:"records"`
+}
+
 // topicRow is one topic as the list and its page show it.
 type topicRow struct {
 	topics.Status
@@ -113,6 +120,11 @@ type topicData struct {
 	CanManage  bool
 	DLQ        string // the dead letter table, when the error mode is dlq
 	DLQURL     string
+	// DeadLetters are the dead letter table's newest records (at most
+	// deadLetterRows, newest first); DeadLettersErr says why they could
+	// not be read.
+	DeadLetters    []pipeline.DeadLetter
+	DeadLettersErr string
 	ErrorModes []string
 	Partitions []partitionOffset
 }
@@ -123,6 +135,11 @@ type partitionOffset struct {
 	Start     int64
 	HasStart  bool
 }
+
+// deadLetterRows is how many dead letter records a topic's page shows:
+// enough to see what goes wrong, few enough to read at a glance (the
+// table holds them all).
+const deadLetterRows = 10
 
 // errorModes are the topic error modes a user may pick (DESIGN.md "Bad
 // records").
@@ -138,6 +155,12 @@ func (c *Console) topicData(ctx context.Context, r *http.Request, name string) (
 	if id, err := topics.ParseTable(st.Table); err == nil && st.Config.ErrorMode == "dlq" {
 		dlq := pipeline.DLQTable(id)
 		d.DLQ, d.DLQURL = catalog.FormatIdent(dlq), tableURL(dlq)
+		var dl deadLettersResponse
+		err := c.api(r).do(ctx, http.MethodGet, "/management/v1/topics/"+url.PathEscape(name)+"/dead-letters?limit="+fmt.Sprint(deadLetterRows), nil, &dl)
+		if err != nil {
+			d.DeadLettersErr = err.Error()
+		}
+		d.DeadLetters = dl.Records
 	}
 	for _, p := range slices.Sorted(maps.Keys(st.Offsets)) {
 		start, ok := st.StartOffsets[p]
