@@ -117,16 +117,16 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 
 type topicData struct {
 	topicRow
-	CanManage  bool
-	DLQ        string // the dead letter table, when the error mode is dlq
-	DLQURL     string
+	CanManage bool
+	DLQ       string // the dead letter table, when the error mode is dlq
+	DLQURL    string
 	// DeadLetters are the dead letter table's newest records (at most
 	// deadLetterRows, newest first); DeadLettersErr says why they could
 	// not be read.
 	DeadLetters    []pipeline.DeadLetter
 	DeadLettersErr string
-	ErrorModes []string
-	Partitions []partitionOffset
+	ErrorModes     []string
+	Partitions     []partitionOffset
 }
 
 type partitionOffset struct {
