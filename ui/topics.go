@@ -59,7 +59,7 @@ func (c *Console) row(now time.Time, st topics.Status) topicRow {
 	if id, err := topics.ParseTable(st.Table); err == nil {
 		row.Namespace, row.TableURL = id.Namespace, tableURL(id)
 	}
-	if v, ok := c.rates.perSecond(now, st); ok {
+	if v, ok := c.history.perSecond(now, st); ok {
 		row.RowsPerSec = &v
 	}
 	if st.LagSeconds != nil && st.State == topics.StateSyncing {
@@ -97,7 +97,6 @@ type topicsData struct {
 }
 
 func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
-	c.viewed()
 	var list listTopicsResponse
 	d := topicsData{AuthFilter: c.cfg.Auth != nil}
 	if err := c.api(r).do(r.Context(), http.MethodGet, "/management/v1/topics", nil, &list); err != nil {
@@ -125,8 +124,11 @@ type topicData struct {
 	// not be read.
 	DeadLetters    []pipeline.DeadLetter
 	DeadLettersErr string
-	ErrorModes     []string
-	Partitions     []partitionOffset
+	// Charts are the last hour of the topic's lag, rows/s and commit
+	// latency (history.go).
+	Charts     []chart
+	ErrorModes []string
+	Partitions []partitionOffset
 }
 
 type partitionOffset struct {
@@ -150,7 +152,8 @@ func (c *Console) topicData(ctx context.Context, r *http.Request, name string) (
 	if err := c.api(r).do(ctx, http.MethodGet, "/management/v1/topics/"+url.PathEscape(name), nil, &st); err != nil {
 		return topicData{}, err
 	}
-	d := topicData{topicRow: c.row(time.Now(), st), ErrorModes: errorModes}
+	now := time.Now()
+	d := topicData{topicRow: c.row(now, st), ErrorModes: errorModes, Charts: charts(now, c.history.of(st.Topic))}
 	d.CanManage = d.Namespace != nil && mayManage(r, d.Namespace)
 	if id, err := topics.ParseTable(st.Table); err == nil && st.Config.ErrorMode == "dlq" {
 		dlq := pipeline.DLQTable(id)
@@ -170,7 +173,6 @@ func (c *Console) topicData(ctx context.Context, r *http.Request, name string) (
 }
 
 func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
-	c.viewed()
 	d, err := c.topicData(r.Context(), r, r.PathValue("topic"))
 	if err != nil {
 		c.fail(w, r, err, "")
