@@ -97,6 +97,8 @@ func New(cfg Config) (*Console, error) {
 	m.HandleFunc("GET "+Prefix+"/topics", c.signedIn(c.topicsPage))
 	m.HandleFunc("GET "+Prefix+"/topics/{topic}", c.signedIn(c.topicPage))
 	m.HandleFunc("POST "+Prefix+"/topics/{topic}/{action}", c.signedIn(c.topicAction))
+	m.HandleFunc("GET "+Prefix+"/enable", c.signedIn(c.enablePage))
+	m.HandleFunc("POST "+Prefix+"/enable", c.signedIn(c.enable))
 	m.HandleFunc("GET "+Prefix+"/catalog", c.signedIn(c.catalogPage))
 	m.HandleFunc("GET "+Prefix+"/namespaces/{namespace}/tables/{table}", c.signedIn(c.tablePage))
 	m.HandleFunc("GET "+Prefix+"/namespaces/{namespace}/views/{view}", c.signedIn(c.viewPage))

@@ -94,11 +94,12 @@ type topicsData struct {
 	Topics     []topicRow
 	NoIngest   string // why there are no topics (ingest not configured)
 	AuthFilter bool   // oauth2: the list holds the topics the principal manages
+	CanEnable  bool   // the principal may enable topics (enable.go)
 }
 
 func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 	var list listTopicsResponse
-	d := topicsData{AuthFilter: c.cfg.Auth != nil}
+	d := topicsData{AuthFilter: c.cfg.Auth != nil, CanEnable: mayEnable(r)}
 	if err := c.api(r).do(r.Context(), http.MethodGet, "/management/v1/topics", nil, &list); err != nil {
 		if ae, ok := err.(*APIError); ok && ae.Status == http.StatusServiceUnavailable {
 			d.NoIngest = ae.Message
@@ -185,7 +186,10 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
 // script asks in a dialog and sends confirmed=yes).
 type confirmData struct {
 	Topic, Action, Question, Button string
-	Fields                          map[string]string
+	// Post and Cancel are where Confirm posts and Cancel goes; empty:
+	// the topic's action and page.
+	Post, Cancel string
+	Fields       map[string]string
 }
 
 // flashes are the messages an action's redirect may name (?done=):
@@ -194,6 +198,7 @@ var flashes = map[string]string{
 	"resumed":    "Resumed: the topic is starting again.",
 	"error-mode": "Error mode saved.",
 	"disabled":   "Disabled: ingest stopped.",
+	"enabled":    "Enabled: the table is created and the topic starts syncing.",
 }
 
 // topicAction runs resume, error-mode or disable on a topic through the
