@@ -157,7 +157,7 @@ func (s *Server) authorize(c echo.Context, id *auth.Identity) error {
 			}
 			target := ch.on.String()
 			switch c.Path() {
-			case "/management/v1/topics/:topic", "/management/v1/topics/:topic/resume":
+			case "/management/v1/topics/:topic", "/management/v1/topics/:topic/resume", "/management/v1/topics/:topic/dead-letters":
 				// Name the topic, not its table's namespace: a topic of a
 				// namespace the caller may not see and a missing one are
 				// refused alike.
@@ -374,7 +374,7 @@ func (s *Server) checksFor(c echo.Context) ([]check, error) {
 			return nil, err // says only what is wrong with the name sent
 		}
 		return one(auth.Manage, auth.Namespace(t.Namespace), nil)
-	case "/management/v1/topics/:topic", "/management/v1/topics/:topic/resume":
+	case "/management/v1/topics/:topic", "/management/v1/topics/:topic/resume", "/management/v1/topics/:topic/dead-letters":
 		return one(auth.Manage, s.topicNamespace(c), nil)
 	case "/management/v1/tables/:table/formats":
 		// A table's formats: read on it, like loading it.

@@ -39,6 +39,8 @@ func (s *Server) managementRoutes(g *echo.Group) {
 	g.PATCH("/topics/:topic", s.updateTopic, idem)
 	g.DELETE("/topics/:topic", s.disableTopic, idem)
 	g.POST("/topics/:topic/resume", s.resumeTopic, idem)
+	g.GET("/topics/:topic/dead-letters", s.topicDeadLetters)
+	g.GET("/kafka/topics", s.brokerTopics)
 }
 
 // topicManager returns the manager, or 503 when serve runs without one.
@@ -146,4 +148,41 @@ func (s *Server) resumeTopic(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, st)
+}
+
+// BrokerLister is what GET /management/v1/kafka/topics needs of the
+// topic manager (ingest/topics' *Manager).
+type BrokerLister interface {
+	BrokerTopics(ctx context.Context) ([]topics.BrokerTopic, error)
+}
+
+var _ BrokerLister = (*topics.Manager)(nil)
+
+// BrokerTopicsResponse is the body of GET /management/v1/kafka/topics.
+type BrokerTopicsResponse struct {
+	Topics []topics.BrokerTopic `json:"topics"`
+}
+
+// brokerTopics lists the Kafka cluster's topics with the format each
+// would be read in (topics.Manager.BrokerTopics), for the console's
+// enable form. It names every topic of the cluster, so it needs manage
+// on the catalog (authorize's default). Errors: 503 without ingest, 502
+// when Kafka fails.
+func (s *Server) brokerTopics(c echo.Context) error {
+	m, err := s.topicManager()
+	if err != nil {
+		return err
+	}
+	bl, ok := m.(BrokerLister)
+	if !ok {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "this topic manager cannot list Kafka's topics")
+	}
+	list, err := bl.BrokerTopics(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []topics.BrokerTopic{}
+	}
+	return c.JSON(http.StatusOK, BrokerTopicsResponse{Topics: list})
 }

@@ -89,6 +89,20 @@ func TestOAuth2Console(t *testing.T) {
 			assert.Equal(t, []string{"/ui/logout"}, postForms(p.body))
 		}
 	}
+	// Nor a form to enable a topic; a forged enable is refused by the API.
+	p = reader.get("/ui/topics")
+	assert.NotContains(t, p.body, `href="/ui/enable"`)
+	assert.Equal(t, http.StatusForbidden, reader.get("/ui/enable").status)
+	enableForm := url.Values{"csrf": {reader.csrf()}, "topic": {"flights2"}, "table": {"demo.flights2"}, "format": {"auto"}, "mode": {"append"}, "error-mode": {"suspend"}}
+	p = reader.post("/ui/enable", enableForm)
+	assert.Equal(t, http.StatusForbidden, p.status, "no confirmation page")
+	enableForm.Set("confirmed", "yes")
+	p = reader.post("/ui/enable", enableForm)
+	assert.Equal(t, http.StatusForbidden, p.status, p.body)
+	assert.Contains(t, p.body, `principal &#34;reader&#34; may not manage`)
+	assert.Equal(t, []string{"/ui/logout"}, postForms(p.body))
+	_, err = f.mgr.Get(ctx, "flights2")
+	assert.ErrorIs(t, err, topics.ErrNoSuchTopic, "nothing enabled")
 	s := f.waitTopic(t, func(topics.Status) bool { return true })
 	assert.Equal(t, topics.StateSyncing, s.State)
 	assert.Equal(t, "suspend", s.Config.ErrorMode)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/tarnhq/tarn/auth"
@@ -40,7 +39,8 @@ type Config struct {
 	// asks for client credentials and shows the buttons of actions the
 	// principal may take. Nil is --auth none.
 	Auth *auth.Service
-	// Topics feeds rows/s (rates.go); nil when ingest is not configured.
+	// Topics feeds rows/s and the charts (history.go); nil when ingest
+	// is not configured.
 	Topics TopicLister
 	// Logger; slog.Default() when nil.
 	Logger *slog.Logger
@@ -56,15 +56,13 @@ const DefaultSampleInterval = 5 * time.Second
 
 // Console is the web console's http.Handler.
 type Console struct {
-	cfg   Config
-	log   *slog.Logger
-	mux   *http.ServeMux
-	pages map[string]*template.Template
-	rates *rates
-	csrf  *http.CrossOriginProtection
-	h     http.Handler // mux behind csrf
-	// lastView is when a topic page was last shown (UnixNano; 0: never).
-	lastView atomic.Int64
+	cfg     Config
+	log     *slog.Logger
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	history *history
+	csrf    *http.CrossOriginProtection
+	h       http.Handler // mux behind csrf
 }
 
 // New builds the console. Errors: a template that does not parse (a
@@ -79,7 +77,7 @@ func New(cfg Config) (*Console, error) {
 	if cfg.SampleInterval == 0 {
 		cfg.SampleInterval = DefaultSampleInterval
 	}
-	c := &Console{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), rates: newRates(), csrf: http.NewCrossOriginProtection()}
+	c := &Console{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), history: newHistory(), csrf: http.NewCrossOriginProtection()}
 	var err error
 	if c.pages, err = parsePages(); err != nil {
 		return nil, err
@@ -99,6 +97,8 @@ func New(cfg Config) (*Console, error) {
 	m.HandleFunc("GET "+Prefix+"/topics", c.signedIn(c.topicsPage))
 	m.HandleFunc("GET "+Prefix+"/topics/{topic}", c.signedIn(c.topicPage))
 	m.HandleFunc("POST "+Prefix+"/topics/{topic}/{action}", c.signedIn(c.topicAction))
+	m.HandleFunc("GET "+Prefix+"/enable", c.signedIn(c.enablePage))
+	m.HandleFunc("POST "+Prefix+"/enable", c.signedIn(c.enable))
 	m.HandleFunc("GET "+Prefix+"/catalog", c.signedIn(c.catalogPage))
 	m.HandleFunc("GET "+Prefix+"/namespaces/{namespace}/tables/{table}", c.signedIn(c.tablePage))
 	m.HandleFunc("GET "+Prefix+"/namespaces/{namespace}/views/{view}", c.signedIn(c.viewPage))
@@ -122,14 +122,12 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.h.ServeHTTP(w, r)
 }
 
-// sampleIdle is how long after the last view of a topic page Run keeps
-// sampling: listing topics asks Kafka for their lag, which nobody needs
-// while nobody looks.
-const sampleIdle = 10 * time.Minute
-
-// Run samples topic status for rows/s until ctx ends, every
-// Config.SampleInterval while a topic page was viewed in the last
-// sampleIdle (a no-op without Config.Topics).
+// Run samples topic status for rows/s and the charts (history.go)
+// every Config.SampleInterval until ctx ends (a no-op without
+// Config.Topics). It samples whether or not anybody looks, so that a
+// topic's page shows the last hour when first opened; each sample lists
+// the topics as GET /management/v1/topics does (in-memory counters, and
+// Kafka's offsets for the lag: a ListOffsets request per topic).
 func (c *Console) Run(ctx context.Context) {
 	if c.cfg.Topics == nil {
 		return
@@ -141,15 +139,10 @@ func (c *Console) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if last := c.lastView.Load(); last != 0 && now.Sub(time.Unix(0, last)) < sampleIdle {
-				c.rates.sample(now, c.cfg.Topics.List(ctx))
-			}
+			c.history.sample(now, c.cfg.Topics.List(ctx))
 		}
 	}
 }
-
-// viewed notes that a topic page was shown (Run samples from then on).
-func (c *Console) viewed() { c.lastView.Store(time.Now().UnixNano()) }
 
 // cacheStatic lets browsers keep the assets for an hour: they change
 // only with the binary.

@@ -18,7 +18,9 @@ import (
 
 	"github.com/tarnhq/tarn/catalog"
 	"github.com/tarnhq/tarn/delta"
+	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/topics"
+	"github.com/tarnhq/tarn/internal/demo"
 	"github.com/tarnhq/tarn/maintenance"
 	"github.com/tarnhq/tarn/offsets"
 	"github.com/tarnhq/tarn/publish"
@@ -364,3 +366,38 @@ func TestDottedLevelsShownDistinctly(t *testing.T) {
 	require.Equal(t, http.StatusOK, p.status, p.body)
 	assert.Contains(t, p.body, "<title>a › b › t · Tarn</title>")
 }
+
+// TestDeadLettersRoute: the management API's dead-letters route, which
+// the topic page reads, returns the dead letter table's records newest
+// first, bounded by limit; it refuses a bad limit and a topic whose
+// error mode is not dlq; and the page lists the records.
+func TestDeadLettersRoute(t *testing.T) {
+	f := newFixture(t, false)
+	_, err := f.mgr.Enable(t.Context(), topics.TopicConfig{Topic: demo.Topic, Table: "demo.flights", TargetLagMs: 1000, ErrorMode: "dlq"})
+	require.NoError(t, err)
+	var got struct {
+		Records []pipeline.DeadLetter `json:"records"`
+	}
+	require.Equal(t, http.StatusOK, f.api(t, http.MethodGet, "/management/v1/topics/flights/dead-letters", "", &got))
+	assert.Empty(t, got.Records, "before the first bad record the table does not exist")
+	f.produce(t, 1, f.values[0], []byte("bad one"), f.values[1], []byte("bad two"))
+	f.waitTopic(t, func(st topics.Status) bool { return st.Offsets[1] == 4 })
+	require.Equal(t, http.StatusOK, f.api(t, http.MethodGet, "/management/v1/topics/flights/dead-letters?limit=5", "", &got))
+	require.Len(t, got.Records, 2)
+	// Same record time (the same produce): newest by offset.
+	assert.Equal(t, []int64{3, 1}, []int64{got.Records[0].Offset, got.Records[1].Offset})
+	assert.Equal(t, string(pipeline.KindBadHeader), got.Records[0].Kind)
+	require.Equal(t, http.StatusOK, f.api(t, http.MethodGet, "/management/v1/topics/flights/dead-letters?limit=1", "", &got))
+	assert.Len(t, got.Records, 1)
+	for _, q := range []string{"0", "201", "x"} {
+		assert.Equal(t, http.StatusBadRequest, f.api(t, http.MethodGet, "/management/v1/topics/flights/dead-letters?limit="+q, "", nil), q)
+	}
+	p := f.browser(t).get("/ui/topics/flights")
+	assert.Equal(t, []string{"1/3", "1/1"}, attrs(p.body, "data-dead-letter"))
+
+	_, err = f.mgr.Update(t.Context(), demo.Topic, topics.Patch{ErrorMode: ptr("skip")})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, f.api(t, http.MethodGet, "/management/v1/topics/flights/dead-letters", "", nil))
+}
+
+func ptr[T any](v T) *T { return &v }

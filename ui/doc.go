@@ -19,8 +19,8 @@
 //   - topics.go: the topics list, a topic's page, its actions
 //   - catalog.go: namespaces, tables, views; a table's schema, partition
 //     spec, properties, snapshots and connection snippets
-//   - rates.go: rows/s from a bounded, in-memory sample of topic status,
-//     taken while someone looks
+//   - history.go: the last hour of topic status, sampled in memory
+//     (bounded), for rows/s and the charts; charts.go draws them
 //   - format.go: numbers, bytes, durations and times for the templates
 //   - templates/, static/: the pages, the style sheet and the script
 //

@@ -19,6 +19,13 @@ type listTopicsResponse struct {
 	Topics []topics.Status `json:"topics"`
 }
 
+// deadLettersResponse is the body of GET
+// /management/v1/topics/{topic}/dead-letters (server's
+// DeadLettersResponse).
+type deadLettersResponse struct {
+	Records []pipeline.DeadLetter `json:"records"`
+}
+
 // topicRow is one topic as the list and its page show it.
 type topicRow struct {
 	topics.Status
@@ -52,7 +59,7 @@ func (c *Console) row(now time.Time, st topics.Status) topicRow {
 	if id, err := topics.ParseTable(st.Table); err == nil {
 		row.Namespace, row.TableURL = id.Namespace, tableURL(id)
 	}
-	if v, ok := c.rates.perSecond(now, st); ok {
+	if v, ok := c.history.perSecond(now, st); ok {
 		row.RowsPerSec = &v
 	}
 	if st.LagSeconds != nil && st.State == topics.StateSyncing {
@@ -87,12 +94,12 @@ type topicsData struct {
 	Topics     []topicRow
 	NoIngest   string // why there are no topics (ingest not configured)
 	AuthFilter bool   // oauth2: the list holds the topics the principal manages
+	CanEnable  bool   // the principal may enable topics (enable.go)
 }
 
 func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
-	c.viewed()
 	var list listTopicsResponse
-	d := topicsData{AuthFilter: c.cfg.Auth != nil}
+	d := topicsData{AuthFilter: c.cfg.Auth != nil, CanEnable: mayEnable(r)}
 	if err := c.api(r).do(r.Context(), http.MethodGet, "/management/v1/topics", nil, &list); err != nil {
 		if ae, ok := err.(*APIError); ok && ae.Status == http.StatusServiceUnavailable {
 			d.NoIngest = ae.Message
@@ -110,9 +117,17 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 
 type topicData struct {
 	topicRow
-	CanManage  bool
-	DLQ        string // the dead letter table, when the error mode is dlq
-	DLQURL     string
+	CanManage bool
+	DLQ       string // the dead letter table, when the error mode is dlq
+	DLQURL    string
+	// DeadLetters are the dead letter table's newest records (at most
+	// deadLetterRows, newest first); DeadLettersErr says why they could
+	// not be read.
+	DeadLetters    []pipeline.DeadLetter
+	DeadLettersErr string
+	// Charts are the last hour of the topic's lag, rows/s and commit
+	// latency (history.go).
+	Charts     []chart
 	ErrorModes []string
 	Partitions []partitionOffset
 }
@@ -124,6 +139,11 @@ type partitionOffset struct {
 	HasStart  bool
 }
 
+// deadLetterRows is how many dead letter records a topic's page shows:
+// enough to see what goes wrong, few enough to read at a glance (the
+// table holds them all).
+const deadLetterRows = 10
+
 // errorModes are the topic error modes a user may pick (DESIGN.md "Bad
 // records").
 var errorModes = []string{"suspend", "skip", "dlq"}
@@ -133,11 +153,18 @@ func (c *Console) topicData(ctx context.Context, r *http.Request, name string) (
 	if err := c.api(r).do(ctx, http.MethodGet, "/management/v1/topics/"+url.PathEscape(name), nil, &st); err != nil {
 		return topicData{}, err
 	}
-	d := topicData{topicRow: c.row(time.Now(), st), ErrorModes: errorModes}
+	now := time.Now()
+	d := topicData{topicRow: c.row(now, st), ErrorModes: errorModes, Charts: charts(now, c.history.of(st.Topic))}
 	d.CanManage = d.Namespace != nil && mayManage(r, d.Namespace)
 	if id, err := topics.ParseTable(st.Table); err == nil && st.Config.ErrorMode == "dlq" {
 		dlq := pipeline.DLQTable(id)
 		d.DLQ, d.DLQURL = catalog.FormatIdent(dlq), tableURL(dlq)
+		var dl deadLettersResponse
+		err := c.api(r).do(ctx, http.MethodGet, "/management/v1/topics/"+url.PathEscape(name)+"/dead-letters?limit="+fmt.Sprint(deadLetterRows), nil, &dl)
+		if err != nil {
+			d.DeadLettersErr = err.Error()
+		}
+		d.DeadLetters = dl.Records
 	}
 	for _, p := range slices.Sorted(maps.Keys(st.Offsets)) {
 		start, ok := st.StartOffsets[p]
@@ -147,7 +174,6 @@ func (c *Console) topicData(ctx context.Context, r *http.Request, name string) (
 }
 
 func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
-	c.viewed()
 	d, err := c.topicData(r.Context(), r, r.PathValue("topic"))
 	if err != nil {
 		c.fail(w, r, err, "")
@@ -160,7 +186,10 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
 // script asks in a dialog and sends confirmed=yes).
 type confirmData struct {
 	Topic, Action, Question, Button string
-	Fields                          map[string]string
+	// Post and Cancel are where Confirm posts and Cancel goes; empty:
+	// the topic's action and page.
+	Post, Cancel string
+	Fields       map[string]string
 }
 
 // flashes are the messages an action's redirect may name (?done=):
@@ -169,6 +198,7 @@ var flashes = map[string]string{
 	"resumed":    "Resumed: the topic is starting again.",
 	"error-mode": "Error mode saved.",
 	"disabled":   "Disabled: ingest stopped.",
+	"enabled":    "Enabled: the table is created and the topic starts syncing.",
 }
 
 // topicAction runs resume, error-mode or disable on a topic through the

@@ -823,6 +823,7 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	if p.buf.empty() {
 		return false, nil
 	}
+	started := time.Now()
 	taken := p.buf.bytes
 	changes, moves := p.buf.changes, p.buf.moves
 	batch, bad := p.buf.take()
@@ -884,7 +885,7 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	var stale *sink.StaleBatchError
 	switch {
 	case err == nil:
-		return false, p.committed(batch, w)
+		return false, p.committed(batch, w, time.Since(started))
 	case errors.Is(err, sink.ErrMainMoved):
 		// An upsert batch after another writer's commit (a compaction):
 		// read it again on a key index of the new head.
@@ -930,9 +931,10 @@ func (p *Pipeline) flush(ctx context.Context) (reseeked bool, err error) {
 	return true, nil
 }
 
-// committed records a successful commit of batch (files w) and follows a
+// committed records a successful commit of batch (files w; took is the
+// time from taking the buffer to the catalog's answer) and follows a
 // change of the table's schema. Errors: those of useSchema.
-func (p *Pipeline) committed(batch sink.Batch, w *sink.Written) error {
+func (p *Pipeline) committed(batch sink.Batch, w *sink.Written, took time.Duration) error {
 	for part, r := range batch.Ranges {
 		p.planned[part] = r.End
 	}
@@ -950,6 +952,7 @@ func (p *Pipeline) committed(batch sink.Batch, w *sink.Written) error {
 		st.Files += int64(len(w.Files))
 		st.Commits++
 		st.LastCommit = now
+		st.LastCommitDuration = took
 		st.Next = maps.Clone(p.planned)
 	})
 	p.log.Debug("committed", "rows", w.Rows, "files", len(w.Files), "bytes", bytes, "ranges", batch.Ranges)

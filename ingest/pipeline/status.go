@@ -54,6 +54,9 @@ type Status struct {
 	Commits int64
 	// LastCommit is the time of the last successful commit; zero if none.
 	LastCommit time.Time
+	// LastCommitDuration is how long that commit took: from taking the
+	// buffer, through writing its data files, to the catalog's answer.
+	LastCommitDuration time.Duration
 	// Errors counts records that could not be materialized, by kind: those
 	// skipped, and the one a suspension stopped at.
 	Errors map[ErrorKind]int64

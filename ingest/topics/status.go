@@ -46,6 +46,10 @@ type Status struct {
 	LagSeconds *float64 `json:"lag-seconds"`
 	// LastCommit is the time of the last commit since Tarn started.
 	LastCommit *time.Time `json:"last-commit,omitempty"`
+	// LastCommitSeconds is how long that commit took: from taking the
+	// buffered rows, through writing their data files, to the catalog's
+	// answer (the commit latency the console charts).
+	LastCommitSeconds *float64 `json:"last-commit-seconds,omitempty"`
 	// Rows, Bytes and Files are of the data files committed, Commits of
 	// the snapshots, since Tarn started.
 	Rows    int64 `json:"rows"`
@@ -147,6 +151,7 @@ type counters struct {
 	upserts, deletes, noops, retired   int64
 	truncates                          int64
 	lastCommit                         time.Time
+	lastCommitTook                     time.Duration
 	coverage                           codec.Coverage
 }
 
@@ -163,7 +168,7 @@ func (c *counters) add(st pipeline.Status) {
 	c.retired += st.RowsDeleted
 	c.truncates += st.Truncates
 	if st.LastCommit.After(c.lastCommit) {
-		c.lastCommit = st.LastCommit
+		c.lastCommit, c.lastCommitTook = st.LastCommit, st.LastCommitDuration
 	}
 	c.coverage = c.coverage.Merge(st.Coverage)
 }
@@ -213,6 +218,8 @@ func (t *topic) statusLocked() Status {
 	if !c.lastCommit.IsZero() {
 		lc := c.lastCommit
 		st.LastCommit = &lc
+		took := c.lastCommitTook.Seconds()
+		st.LastCommitSeconds = &took
 	}
 	if c.coverage.Rows > 0 {
 		st.Coverage = &Coverage{UnfilledColumns: nonNil(c.coverage.Unfilled), UnmatchedFields: nonNil(c.coverage.Unmatched)}
