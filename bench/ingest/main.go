@@ -64,6 +64,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	hamba "github.com/hamba/avro/v2"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -654,7 +655,7 @@ func deltaPublishP99(ctx context.Context, base string) (float64, error) {
 		return 0, err
 	}
 	defer resp.Body.Close()
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
 		return 0, err
