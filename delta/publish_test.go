@@ -228,7 +228,8 @@ func TestPublishOneVersionPerSnapshot(t *testing.T) {
 	head := h.head()
 	require.Equal(t, head.SnapshotID, *st.SnapshotID)
 	require.Equal(t, head.SequenceNumber, *st.SequenceNumber)
-	require.Equal(t, &delta.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, st.Protocol)
+	require.Equal(t, &delta.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"},
+		WriterFeatures: []string{"columnMapping", "invariants", delta.FeatureTarnManaged}}, st.Protocol)
 
 	h.ingest(2, 5)
 	_, err = h.pub.Publish(h.ctx, tableIdent)

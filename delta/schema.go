@@ -18,10 +18,24 @@ const (
 )
 
 // Table features Tarn uses (PROTOCOL.md "Valid Feature Names in Table
-// Features").
+// Features"), and its own.
 const (
 	featureColumnMapping = "columnMapping"
 	featureTimestampNTZ  = "timestampNtz"
+	featureInvariants    = "invariants"
+	// FeatureTarnManaged is Tarn's own writer feature. No Delta writer
+	// implements it, and PROTOCOL.md "Table Features" says that "to
+	// write a table, writers must implement and respect all features
+	// listed in writerFeatures": Spark's delta-spark checks the writer
+	// protocol before every write and before VACUUM (VacuumCommand.gc:
+	// deltaLog.protocolWrite), delta-rs before its writes and vacuum.
+	// So a foreign VACUUM, which deletes every file under the Delta root
+	// (the Iceberg data directory) that the current Delta version does
+	// not name — the files older Iceberg snapshots still read, and those
+	// of an Iceberg commit not published yet — is refused instead, and so
+	// is a foreign write Iceberg would never see. Readers check only
+	// readerFeatures, where it is not listed.
+	FeatureTarnManaged = "tarnIcebergManaged"
 )
 
 // structType, structField, arrayType and mapType are the Delta schema
@@ -201,35 +215,39 @@ func (m mappedSchema) schemaString() (string, error) {
 	return string(b), err
 }
 
-// protocolFor returns the lowest protocol that reads and writes a table
-// with the given schema, never below prev (a protocol only grows,
-// PROTOCOL.md "Supported Features": features may not be removed).
+// protocolFor returns the protocol of a table with the given schema,
+// never below prev (a protocol only grows, PROTOCOL.md "Supported
+// Features": features may not be removed).
 //
-// Column mapping needs reader 2 / writer 5. A timestamp_ntz column needs
-// the timestampNtz feature, which exists only as a table feature: reader
-// 3 / writer 7 with columnMapping and timestampNtz listed. When a table
-// moves from 2/5 to 3/7 only columnMapping is carried over: Tarn never
-// used the other features writer 5 implies (appendOnly, invariants,
-// checkConstraints, changeDataFeed, generatedColumns), which
-// PROTOCOL.md "Table Features for New and Existing Tables" lets a writer
-// that can prove it leave out.
+// Always reader 3 / writer 7 with table features, because Tarn's own
+// writer feature (FeatureTarnManaged, which makes Delta writers refuse
+// VACUUM) exists only there. Readers need columnMapping, and
+// timestampNtz once a column is timestamp_ntz. Writers need those,
+// invariants (Spark counts every non-nullable column as an invariant and
+// refuses, even to read, a writer-7 table that lists nullable=false
+// fields without it: DELTA_FEATURES_PROTOCOL_METADATA_MISMATCH), and
+// FeatureTarnManaged. A log written at 2/5 by an earlier release moves
+// to 3/7 with only these: Tarn never used the other features writer 5
+// implies (appendOnly, checkConstraints, changeDataFeed,
+// generatedColumns), which PROTOCOL.md "Table Features for New and
+// Existing Tables" lets a writer that can prove it leave out.
+//
+// vacuumProtocolCheck (which makes even readers-only VACUUM
+// implementations check the writer protocol) is not listed: it is a
+// reader feature, and delta-rs 1.6 refuses to read a table with it.
 func protocolFor(ntz bool, prev *Protocol) Protocol {
-	features := []string{featureColumnMapping}
+	reader := []string{featureColumnMapping}
 	if ntz {
-		features = append(features, featureTimestampNTZ)
+		reader = append(reader, featureTimestampNTZ)
 	}
-	if prev != nil && prev.MinReaderVersion >= 3 {
+	if prev != nil {
 		for _, f := range prev.ReaderFeatures {
-			if !slices.Contains(features, f) {
-				features = append(features, f)
+			if !slices.Contains(reader, f) {
+				reader = append(reader, f)
 			}
 		}
-		ntz = true // stays on table features
 	}
-	if !ntz {
-		return Protocol{MinReaderVersion: 2, MinWriterVersion: 5}
-	}
-	writer := slices.Clone(features)
+	writer := append(slices.Clone(reader), featureInvariants, FeatureTarnManaged)
 	if prev != nil {
 		for _, f := range prev.WriterFeatures {
 			if !slices.Contains(writer, f) {
@@ -237,7 +255,7 @@ func protocolFor(ntz bool, prev *Protocol) Protocol {
 			}
 		}
 	}
-	return Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: features, WriterFeatures: writer}
+	return Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: reader, WriterFeatures: writer}
 }
 
 // protocolEqual reports whether two protocol actions say the same.

@@ -91,14 +91,23 @@ func TestMapSchemaTypes(t *testing.T) {
 	require.NotContains(t, leaves, []string{"tags", "element", "k"})
 }
 
+// TestProtocolFor pins the protocol Tarn writes: reader 3 / writer 7
+// with Tarn's writer feature (which makes Delta writers refuse VACUUM,
+// TestE2EDeltaVacuum) and invariants (without which Spark refuses a
+// writer-7 table with non-nullable columns); a protocol never goes down.
 func TestProtocolFor(t *testing.T) {
 	p := protocolFor(false, nil)
-	require.Equal(t, Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, p, "column mapping alone: reader 2 / writer 5")
+	require.Equal(t, Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"},
+		WriterFeatures: []string{"columnMapping", "invariants", "tarnIcebergManaged"}}, p)
 	ntz := protocolFor(true, &p)
 	require.Equal(t, Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
-		ReaderFeatures: []string{"columnMapping", "timestampNtz"}, WriterFeatures: []string{"columnMapping", "timestampNtz"}}, ntz)
+		ReaderFeatures: []string{"columnMapping", "timestampNtz"},
+		WriterFeatures: []string{"columnMapping", "timestampNtz", "invariants", "tarnIcebergManaged"}}, ntz)
+	require.Equal(t, ntz, protocolFor(true, &ntz), "stable: the next version writes no protocol action")
 	// A protocol never goes down, even when the timestamp column goes.
 	require.Equal(t, ntz, protocolFor(false, &ntz))
+	// A log an earlier release wrote at reader 2 / writer 5 moves up.
+	require.Equal(t, p, protocolFor(false, &Protocol{MinReaderVersion: 2, MinWriterVersion: 5}))
 }
 
 func TestFileNamerRenameDropReadd(t *testing.T) {

@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -62,6 +63,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	hamba "github.com/hamba/avro/v2"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -84,8 +87,13 @@ const (
 	goalRowsPerCore   = 1.5e6 // rows/s per core used
 	goalVsLimit       = 0.70  // tarn / limit, rows/s per core
 	goalVsKafkaConect = 5.0   // tarn / Kafka Connect, rows/s per core
-	partitions        = 6
-	topic             = "flights"
+	// Issue 16 ("Done means"): ingest with the Delta output on, as a
+	// share of ingest with it off (rows/s per core), and the p99 of the
+	// publish lag (an Iceberg commit → the Delta version reflecting it).
+	goalDeltaVsOff      = 0.90
+	goalDeltaPublishP99 = 1.0 // seconds
+	partitions          = 6
+	topic               = "flights"
 )
 
 // side is one writer's figures.
@@ -110,19 +118,25 @@ func (s *side) derive(payload int64) {
 }
 
 type result struct {
-	Benchmark         string          `json:"benchmark"`
-	Date              string          `json:"date"`
-	Cores             int             `json:"cores"`
-	Rows              int64           `json:"rows"`
-	Data              string          `json:"data"`
-	Partitions        int             `json:"partitions"`
-	PayloadBytes      int64           `json:"payload_bytes"`
-	ProduceS          float64         `json:"produce_s"`
-	TargetLagMs       int64           `json:"target_lag_ms"`
-	TargetFileBytes   int64           `json:"target_file_size_bytes"`
-	Limit             *side           `json:"limit"`
-	LimitUser         *side           `json:"limit_user_columns_only"`
-	Tarn              *side           `json:"tarn"`
+	Benchmark       string  `json:"benchmark"`
+	Date            string  `json:"date"`
+	Cores           int     `json:"cores"`
+	Rows            int64   `json:"rows"`
+	Data            string  `json:"data"`
+	Partitions      int     `json:"partitions"`
+	PayloadBytes    int64   `json:"payload_bytes"`
+	ProduceS        float64 `json:"produce_s"`
+	TargetLagMs     int64   `json:"target_lag_ms"`
+	TargetFileBytes int64   `json:"target_file_size_bytes"`
+	Limit           *side   `json:"limit"`
+	LimitUser       *side   `json:"limit_user_columns_only"`
+	Tarn            *side   `json:"tarn"`
+	TarnDelta       *side   `json:"tarn_delta,omitempty"`
+	DeltaVsOff      float64 `json:"delta_vs_off,omitempty"`
+	// DeltaPublishP99S is the p99 of tarn_delta_publish_lag_seconds
+	// over the Delta run: the upper bound of the histogram bucket it
+	// falls in.
+	DeltaPublishP99S  float64         `json:"delta_publish_lag_p99_s,omitempty"`
 	KafkaConnect      *side           `json:"kafka_connect,omitempty"`
 	KafkaConnectError string          `json:"kafka_connect_error,omitempty"`
 	TarnVsLimit       float64         `json:"tarn_vs_limit"`
@@ -136,6 +150,7 @@ type options struct {
 	lagMs, fileBytes          int64
 	limitBatch                int
 	kafkaConnect              bool
+	delta                     bool
 	kcTasks                   int
 	kcTimeout                 time.Duration
 }
@@ -149,6 +164,7 @@ func main() {
 	flag.Int64Var(&o.fileBytes, "file-bytes", 128<<20, "the topic's target-file-size-bytes")
 	flag.IntVar(&o.limitBatch, "limit-batch", 1_000_000, "rows per data file written by the limit")
 	flag.BoolVar(&o.kafkaConnect, "kafka-connect", true, "also run Apache Iceberg's Kafka Connect sink")
+	flag.BoolVar(&o.delta, "delta", true, `also run tarn serve with the topic's Delta Lake output on ("delta": true), into a fresh data dir`)
 	flag.IntVar(&o.kcTasks, "kafka-connect-tasks", 2, "the Kafka Connect sink's tasks.max")
 	flag.DurationVar(&o.kcTimeout, "kafka-connect-timeout", 10*time.Minute, "give up on Kafka Connect after this long")
 	flag.StringVar(&o.out, "out", "bench/results/ingest.json", "where to write the JSON result")
@@ -270,35 +286,39 @@ func run(o options) error {
 	runtime.GC()
 
 	// (b) tarn serve.
-	addr, err := harness.FreeAddr()
+	base, stopTarn, err := startTarn(ctx, o, filepath.Join(tmp, "tarn"), bootstrap, reg.URL())
 	if err != nil {
 		return err
 	}
-	paddr, err := harness.FreeAddr()
-	if err != nil {
-		return err
-	}
-	tarn := exec.CommandContext(ctx, o.tarn, "serve", "--listen", addr, "--data-dir", filepath.Join(tmp, "tarn"),
-		"--kafka-brokers", bootstrap, "--schema-registry-url", reg.URL(), "--log-level", "warn")
-	tarn.Env = append(os.Environ(), "TARN_PPROF_LISTEN="+paddr)
-	tarn.Stderr = os.Stderr
-	if err := tarn.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = tarn.Process.Kill(); _ = tarn.Wait() }()
-	base := "http://" + addr
-	if err := harness.WaitHTTP(ctx, base+"/healthz", 30*time.Second); err != nil {
-		return err
-	}
-	if r.Tarn, err = tarnSide(ctx, base, "http://"+paddr, tarn.Process.Pid, n, o); err != nil {
+	defer stopTarn()
+	if r.Tarn, err = tarnSide(ctx, base.api, base.pprof, base.pid, n, o, false); err != nil {
 		return fmt.Errorf("tarn: %w", err)
 	}
 	r.Tarn.derive(payload)
 	log.Printf("tarn: %.0f rows/s per core", r.Tarn.RowsPerCoreS)
 
+	// (b') tarn serve again, the topic published as a Delta table too.
+	if o.delta {
+		dbase, stopDelta, err := startTarn(ctx, o, filepath.Join(tmp, "tarn-delta"), bootstrap, reg.URL())
+		if err != nil {
+			return err
+		}
+		r.TarnDelta, err = tarnSide(ctx, dbase.api, dbase.pprof, dbase.pid, n, o, true)
+		if err == nil {
+			r.DeltaPublishP99S, err = deltaPublishP99(ctx, dbase.api)
+		}
+		stopDelta()
+		if err != nil {
+			return fmt.Errorf("tarn with delta: %w", err)
+		}
+		r.TarnDelta.derive(payload)
+		r.DeltaVsOff = r.TarnDelta.RowsPerCoreS / r.Tarn.RowsPerCoreS
+		log.Printf("tarn with delta: %.0f rows/s per core", r.TarnDelta.RowsPerCoreS)
+	}
+
 	// (c) Kafka Connect, into the same catalog.
 	if o.kafkaConnect {
-		kc, err := kafkaConnect(ctx, base, bootstrap, filepath.Join(tmp, "kafka-connect"), n, o)
+		kc, err := kafkaConnect(ctx, base.api, bootstrap, filepath.Join(tmp, "kafka-connect"), n, o)
 		if err != nil {
 			r.KafkaConnectError = err.Error()
 			log.Printf("kafka connect: %v", err)
@@ -321,7 +341,7 @@ func report(r *result) {
 		r.Rows, float64(r.PayloadBytes)/(1<<20), r.Partitions, r.Cores, r.TargetLagMs, r.TargetFileBytes)
 	fmt.Printf("  data: %s\n", r.Data)
 	fmt.Printf("  %-14s %8s %8s %12s %14s %9s %10s\n", "writer", "wall s", "cpu s", "rows/s", "rows/s/core", "MiB/s", "peak RSS")
-	for _, s := range []*side{r.Limit, r.LimitUser, r.Tarn, r.KafkaConnect} {
+	for _, s := range []*side{r.Limit, r.LimitUser, r.Tarn, r.TarnDelta, r.KafkaConnect} {
 		if s == nil {
 			continue
 		}
@@ -340,6 +360,12 @@ func report(r *result) {
 		fmt.Sprintf("≥ %.1f M rows/s", goalRowsPerCore/1e6), r.Tarn.RowsPerCoreS >= goalRowsPerCore)
 	r.Met["ingest-vs-limit"] = harness.Target("ingest-vs-limit", fmt.Sprintf("%.0f%%", 100*r.TarnVsLimit),
 		fmt.Sprintf("≥ %.0f%%", 100*goalVsLimit), r.TarnVsLimit >= goalVsLimit)
+	if r.TarnDelta != nil {
+		r.Met["ingest-delta-vs-off"] = harness.Target("ingest-delta-vs-off", fmt.Sprintf("%.0f%%", 100*r.DeltaVsOff),
+			fmt.Sprintf("≥ %.0f%%", 100*goalDeltaVsOff), r.DeltaVsOff >= goalDeltaVsOff)
+		r.Met["delta-publish-lag-p99"] = harness.Target("delta-publish-lag-p99", fmt.Sprintf("≤ %gs", r.DeltaPublishP99S),
+			fmt.Sprintf("≤ %gs at target-lag-ms %d", goalDeltaPublishP99, r.TargetLagMs), r.DeltaPublishP99S <= goalDeltaPublishP99)
+	}
 	if r.KafkaConnect != nil {
 		r.Met["ingest-vs-kafka-connect"] = harness.Target("ingest-vs-kafka-connect", fmt.Sprintf("%.1f×", r.TarnVsKafkaConn),
 			fmt.Sprintf("≥ %.0f×", goalVsKafkaConect), r.TarnVsKafkaConn >= goalVsKafkaConect)
@@ -584,13 +610,80 @@ type topicStatus struct {
 
 // tarnSide enables the topic and waits until n rows are committed,
 // profiling meanwhile.
-func tarnSide(ctx context.Context, base, pprofBase string, pid int, n int64, o options) (*side, error) {
+// tarnAddrs are a started tarn serve's API and pprof base URLs and pid.
+type tarnAddrs struct {
+	api, pprof string
+	pid        int
+}
+
+// startTarn starts tarn serve on a fresh data dir and waits for /healthz;
+// stop kills it.
+func startTarn(ctx context.Context, o options, dir, bootstrap, registry string) (tarnAddrs, func(), error) {
+	addr, err := harness.FreeAddr()
+	if err != nil {
+		return tarnAddrs{}, nil, err
+	}
+	paddr, err := harness.FreeAddr()
+	if err != nil {
+		return tarnAddrs{}, nil, err
+	}
+	tarn := exec.CommandContext(ctx, o.tarn, "serve", "--listen", addr, "--data-dir", dir,
+		"--kafka-brokers", bootstrap, "--schema-registry-url", registry, "--log-level", "warn")
+	tarn.Env = append(os.Environ(), "TARN_PPROF_LISTEN="+paddr)
+	tarn.Stderr = os.Stderr
+	if err := tarn.Start(); err != nil {
+		return tarnAddrs{}, nil, err
+	}
+	stop := func() { _ = tarn.Process.Kill(); _ = tarn.Wait() }
+	base := "http://" + addr
+	if err := harness.WaitHTTP(ctx, base+"/healthz", 30*time.Second); err != nil {
+		stop()
+		return tarnAddrs{}, nil, err
+	}
+	return tarnAddrs{api: base, pprof: "http://" + paddr, pid: tarn.Process.Pid}, stop, nil
+}
+
+// deltaPublishP99 reads tarn_delta_publish_lag_seconds from base's
+// /metrics and returns the upper bound of the bucket its p99 falls in.
+func deltaPublishP99(ctx context.Context, base string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	f := fams["tarn_delta_publish_lag_seconds"]
+	if f == nil || len(f.GetMetric()) == 0 {
+		return 0, fmt.Errorf("no tarn_delta_publish_lag_seconds in /metrics")
+	}
+	h := f.GetMetric()[0].GetHistogram()
+	if h.GetSampleCount() == 0 {
+		return 0, fmt.Errorf("no Delta version was published")
+	}
+	want := 0.99 * float64(h.GetSampleCount())
+	for _, b := range h.GetBucket() {
+		if float64(b.GetCumulativeCount()) >= want {
+			return b.GetUpperBound(), nil
+		}
+	}
+	return math.Inf(1), nil
+}
+
+func tarnSide(ctx context.Context, base, pprofBase string, pid int, n int64, o options, delta bool) (*side, error) {
 	cpu0, err := harness.CPUSeconds(pid)
 	if err != nil {
 		return nil, err
 	}
 	body, _ := json.Marshal(map[string]any{"topic": topic, "table": "bench.flights", "target-lag-ms": o.lagMs,
-		"target-file-size-bytes": o.fileBytes})
+		"target-file-size-bytes": o.fileBytes, "delta": delta})
 	t0 := time.Now()
 	resp, err := http.Post(base+"/management/v1/topics", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -634,10 +727,14 @@ func tarnSide(ctx context.Context, base, pprofBase string, pid int, n int64, o o
 	}
 	stop.Store(true)
 	wg.Wait()
-	if err := prof.save(ctx, filepath.Join(o.profiles, "ingest-tarn-cpu.pprof"), filepath.Join(o.profiles, "ingest-tarn-heap.pprof")); err != nil {
+	name := "tarn"
+	if delta {
+		name = "tarn-delta"
+	}
+	if err := prof.save(ctx, filepath.Join(o.profiles, "ingest-"+name+"-cpu.pprof"), filepath.Join(o.profiles, "ingest-"+name+"-heap.pprof")); err != nil {
 		log.Printf("profiles: %v", err)
 	}
-	return &side{Name: "tarn", Rows: st.Rows, WallS: wall, CPUS: cpu1 - cpu0, PeakRSSBytes: rss, Files: st.Files,
+	return &side{Name: name, Rows: st.Rows, WallS: wall, CPUS: cpu1 - cpu0, PeakRSSBytes: rss, Files: st.Files,
 		Commits: st.Commits, Note: "tarn serve, enable → every row committed; wall includes up to target-lag-ms for the last batch"}, nil
 }
 

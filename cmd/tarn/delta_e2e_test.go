@@ -152,11 +152,10 @@ func TestE2EDeltaOutput(t *testing.T) {
 	assert.Equal(t, map[string]int64{"rows": want.Rows, "duplicates": 0, "sum_delay": want.SumDelay, "sum_distance": want.SumDistance}, got.DuckDB, "DuckDB delta_scan")
 	assert.EqualValues(t, versions-1, d.Version)
 	// delta-rs's pyarrow path refuses any table with the reader feature
-	// columnMapping (deltalake/table.py, to_pyarrow_dataset), which a
-	// timestamp_ntz column brings (reader 3); the delta package's
-	// TestE2EDeltaReaders reads a reader-2 table through it.
+	// columnMapping (deltalake/table.py, to_pyarrow_dataset), which every
+	// Tarn table lists (reader 3, for Tarn's writer feature).
 	assert.Contains(t, got.PyArrow.Error, "columnMapping", "delta-rs to_pyarrow_table")
-	assert.Equal(t, []int{3, 7}, d.Protocol, "the flights date is a timestamp without zone: table features columnMapping and timestampNtz")
+	assert.Equal(t, []int{3, 7}, d.Protocol, "table features columnMapping, timestampNtz (the flights date), invariants and Tarn's")
 	assert.Equal(t, versions, d.History, "DeltaTable.history lists every version")
 	commits := deltaCommitSnapshots(t, logDir)
 	for _, v := range sample {

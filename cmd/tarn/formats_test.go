@@ -90,7 +90,7 @@ func TestFormatsCLI(t *testing.T) {
 	out, errOut, code = formats("air.flights")
 	require.Equal(t, 0, code, "%s%s", out, errOut)
 	for _, want := range []string{"delta enabled       true", "delta location      " + f.Delta.Location, "lag                 0.0s",
-		"delta protocol      reader 3, writer 7 (columnMapping, timestampNtz)"} {
+		"delta protocol      reader 3, writer 7 (columnMapping, timestampNtz, invariants, tarnIcebergManaged)"} {
 		assert.Contains(t, out, want)
 	}
 	out, errOut, code = formats("air.nope")
