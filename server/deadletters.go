@@ -1,16 +1,14 @@
 package server
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 
-	"github.com/apache/iceberg-go/table"
 	"github.com/labstack/echo/v4"
 
 	"github.com/tarnhq/tarn/catalog"
-	"github.com/tarnhq/tarn/ingest/pipeline"
 	"github.com/tarnhq/tarn/ingest/topics"
 )
 
@@ -24,15 +22,23 @@ const (
 	MaxDeadLetters = 200
 )
 
+// DeadLetterReader is what GET /management/v1/topics/{topic}/dead-letters
+// needs of the topic manager (ingest/topics' *Manager).
+type DeadLetterReader interface {
+	DeadLetters(ctx context.Context, topic string, limit int) (catalog.Ident, []topics.DeadLetter, error)
+}
+
+var _ DeadLetterReader = (*topics.Manager)(nil)
+
 // DeadLettersResponse is the body of GET
 // /management/v1/topics/{topic}/dead-letters.
 type DeadLettersResponse struct {
-	// Table is the dead letter table (pipeline.DLQTable).
+	// Table is the dead letter table.
 	Table string `json:"table"`
 	// Records are its newest records, newest first
-	// (pipeline.RecentDeadLetters); empty when the table does not exist
+	// (topics.Manager.DeadLetters); empty when the table does not exist
 	// yet (no bad record since the topic went to error mode dlq).
-	Records []pipeline.DeadLetter `json:"records"`
+	Records []topics.DeadLetter `json:"records"`
 }
 
 // topicDeadLetters returns the newest records of the topic's dead letter
@@ -52,37 +58,13 @@ func (s *Server) topicDeadLetters(c echo.Context) error {
 			return fmt.Errorf("%w: limit must be an integer from 1 to %d, got %q", errBadRequest, MaxDeadLetters, v)
 		}
 	}
-	ctx := c.Request().Context()
-	st, err := m.Get(ctx, name)
+	dr, ok := m.(DeadLetterReader)
+	if !ok {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "this topic manager cannot read dead letters")
+	}
+	dlq, recs, err := dr.DeadLetters(c.Request().Context(), name, limit)
 	if err != nil {
 		return err
 	}
-	if st.Config.ErrorMode != "dlq" {
-		return fmt.Errorf("%w: topic %s has error mode %s, not dlq: it has no dead letter table", errBadRequest, name, st.Config.ErrorMode)
-	}
-	id, err := topics.ParseTable(st.Table)
-	if err != nil {
-		return err
-	}
-	dlq := pipeline.DLQTable(id)
-	resp := DeadLettersResponse{Table: catalog.FormatIdent(dlq), Records: []pipeline.DeadLetter{}}
-	wh, err := s.cat.TableWarehouse(ctx, dlq)
-	var tbl *table.Table
-	if err == nil {
-		tbl, err = s.cat.TableIO(wh).LoadTable(ctx, append(append(table.Identifier{}, dlq.Namespace...), dlq.Name))
-	}
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		// Created with the first bad record in error mode dlq.
-		return c.JSON(http.StatusOK, resp)
-	}
-	if err != nil {
-		return err
-	}
-	if resp.Records, err = pipeline.RecentDeadLetters(ctx, tbl, limit); err != nil {
-		return err
-	}
-	if resp.Records == nil {
-		resp.Records = []pipeline.DeadLetter{}
-	}
-	return c.JSON(http.StatusOK, resp)
+	return c.JSON(http.StatusOK, DeadLettersResponse{Table: catalog.FormatIdent(dlq), Records: recs})
 }

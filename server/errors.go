@@ -55,6 +55,8 @@ var overrides = []struct {
 	{catalog.ErrTableOwned, spec.Conflict},
 	{topics.ErrDLQTaken, spec.Conflict},
 	{topics.ErrNotSuspended, spec.Conflict},
+	{catalog.ErrLeaseHeld, spec.Conflict},
+	{catalog.ErrLeaseLost, spec.Conflict},
 	{errBadRequest, spec.BadRequest},
 	{catalog.ErrInvalidMetadata, spec.BadRequest},
 	{catalog.ErrLimitExceeded, spec.BadRequest},

@@ -108,6 +108,8 @@ func TestErrorMapping(t *testing.T) {
 		// Only ingest commits carry a fence; were one to surface, its
 		// class (a conflict) says refresh and retry.
 		{"catalog.ErrFenced", catalog.ErrFenced, spec.CommitFailed},
+		{"catalog.ErrLeaseHeld", catalog.ErrLeaseHeld, spec.Conflict},
+		{"catalog.ErrLeaseLost", catalog.ErrLeaseLost, spec.Conflict},
 		{"catalog.ErrIdempotencyKeyReused", catalog.ErrIdempotencyKeyReused, spec.Unprocessable},
 		{"catalog.ErrInvalidMetadata", catalog.ErrInvalidMetadata, spec.BadRequest},
 		{"catalog.ErrLimitExceeded", catalog.ErrLimitExceeded, spec.BadRequest},
